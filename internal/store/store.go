@@ -1,0 +1,133 @@
+// Package store is svc's persistence seam: the types the server keeps and
+// the Store interface that the embedded SQLite store (store/sqlite) and,
+// later, a PostgreSQL store implement. storetest is the conformance suite
+// every implementation passes.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kinds of failure.
+var (
+	// ErrNotFound is returned for an id that is not stored.
+	ErrNotFound = errors.New("not found")
+	// ErrPrecondition is returned by WorkflowPut when an expected row
+	// version was given and the workflow does not exist.
+	ErrPrecondition = errors.New("workflow no longer exists")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("store is closed")
+)
+
+// VersionConflictError is returned by WorkflowPut when the expected row
+// version is stale.
+type VersionConflictError struct {
+	Current int64
+}
+
+// Error names the current row version.
+func (e *VersionConflictError) Error() string {
+	return fmt.Sprintf("workflow changed: current row_version is %d", e.Current)
+}
+
+// Workflow is a stored workflow.
+type Workflow struct {
+	ID           string
+	Name         string
+	Tags         []string
+	CollectionID *string
+	// Doc is the workflow document as JSON.
+	Doc        []byte
+	RowVersion int64
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// WorkflowSummary is a list item: the first five fields of a workflow.
+type WorkflowSummary struct {
+	ID           string
+	Name         string
+	UpdatedAt    time.Time
+	Tags         []string
+	CollectionID *string
+}
+
+// ListOptions pages a list. IDs, when not nil, restricts it to those ids
+// (a token's workflow grants) before paging.
+type ListOptions struct {
+	Limit, Offset int
+	IDs           []string
+}
+
+// Run statuses as stored.
+const (
+	RunRunning   = "running"
+	RunSuccess   = "success"
+	RunFailed    = "failed"
+	RunCancelled = "cancelled"
+)
+
+// Run is one run of a workflow.
+type Run struct {
+	ID         string
+	WorkflowID string
+	Status     string
+	Trigger    string
+	StartedAt  time.Time
+	FinishedAt time.Time // zero while running
+	ErrorCode  string
+	Error      string
+	// Result is the run result as JSON (outputs, logs, timings); empty
+	// while running.
+	Result []byte
+}
+
+// Token is a bearer token record. The secret is kept only as its hash.
+type Token struct {
+	ID         string
+	Label      string
+	Scopes     []string
+	SecretHash string
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+	ExpiresAt  *time.Time
+}
+
+// Store keeps workflows, runs, variables and tokens. Implementations are
+// safe for concurrent use. Writes are durable when they return.
+type Store interface {
+	WorkflowList(ctx context.Context, opts ListOptions) (items []WorkflowSummary, total int, err error)
+	WorkflowGet(ctx context.Context, id string) (*Workflow, error)
+	// WorkflowPut creates or replaces a workflow and returns its new row
+	// version (1 on create). With ifMatch set, the stored version must
+	// equal it: a stale one gives *VersionConflictError, a missing
+	// workflow ErrPrecondition.
+	WorkflowPut(ctx context.Context, w *Workflow, ifMatch *int64) (int64, error)
+	// WorkflowDelete removes a workflow with its runs, job and reports.
+	WorkflowDelete(ctx context.Context, id string) error
+
+	// RunStart records a run as running. It does not wait for the write
+	// to be durable: a run that was never finished is failed by
+	// RunFailUnfinished on the next start.
+	RunStart(ctx context.Context, r *Run) error
+	// RunFinish records a run's outcome and waits until it is durable.
+	RunFinish(ctx context.Context, r *Run) error
+	RunGet(ctx context.Context, id string) (*Run, error)
+	// RunList lists a workflow's runs, newest first.
+	RunList(ctx context.Context, workflowID string, opts ListOptions) ([]Run, error)
+	// RunFailUnfinished marks every run still recorded as running failed.
+	RunFailUnfinished(ctx context.Context, reason string) (int, error)
+
+	VariableGet(ctx context.Context, workflowID, key string) (v any, ok bool, err error)
+	VariableSet(ctx context.Context, workflowID, key string, v any) error
+
+	// TokenInsert stores a token unless one with the same secret hash is
+	// stored already; it reports whether it inserted.
+	TokenInsert(ctx context.Context, t *Token) (bool, error)
+	TokenByHash(ctx context.Context, hash string) (*Token, error)
+
+	Close() error
+}
