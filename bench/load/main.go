@@ -1,0 +1,308 @@
+// Command load measures the REST server under load over real loopback HTTP
+// and compares it, in the same run, with a bare net/http JSON echo server:
+//
+//   - echo: 50 clients POST a small JSON body to a handler that decodes and
+//     re-encodes it;
+//   - run: 50 clients run a three-node workflow (manual_trigger,
+//     set_variable, output) synchronously, each result stored in the run
+//     history (SQLite, group commit);
+//   - list: GET /api/workflows with limit 100 at random offsets out of
+//     10,000 stored workflows.
+//
+// Usage: go run ./bench/load [-d 5s] [-c 50]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/svcrun/svc/internal/engine"
+	"github.com/svcrun/svc/internal/httpapi"
+	"github.com/svcrun/svc/internal/node"
+	_ "github.com/svcrun/svc/internal/nodes/builtin"
+	"github.com/svcrun/svc/internal/store"
+	"github.com/svcrun/svc/internal/store/sqlite"
+)
+
+const token = "load-token-0123456789abcdefghijklmnopqrstuvwxyz"
+
+func main() {
+	duration := flag.Duration("d", 5*time.Second, "measuring time per scenario")
+	clients := flag.Int("c", 50, "concurrent clients")
+	flag.DurationVar(&linger, "linger", 0, "the store's group-commit linger (0: its default)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the run scenarios to this file")
+	flag.Parse()
+	profilePath = *profile
+	if err := run(*duration, *clients); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+func run(d time.Duration, clients int) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "svc-load")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, sqlite.FileName), sqlite.Options{Linger: linger})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.TokenInsert(ctx, &store.Token{ID: "load", Label: "load", Scopes: []string{"admin"},
+		SecretHash: httpapi.HashToken(token), CreatedAt: time.Now()}); err != nil {
+		return err
+	}
+	api := httpapi.New(httpapi.Options{Store: st, Engine: engine.New(engine.Options{Registry: node.Default(), Variables: st}),
+		MaxConcurrentRuns: 64})
+	svcURL, stopSvc, err := serve(api.Handler())
+	if err != nil {
+		return err
+	}
+	defer stopSvc()
+	echoURL, stopEcho, err := serve(http.HandlerFunc(echo))
+	if err != nil {
+		return err
+	}
+	defer stopEcho()
+
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2}}
+	body := []byte(`{"initial_variables":{"n":20}}`)
+	for i := range clients {
+		if err := post(hc, svcURL+"/api/workflows", mustJSON(map[string]string{"workflow_json": workflow(fmt.Sprintf("w%d", i))}), nil); err != nil {
+			return err
+		}
+	}
+	if err := post(hc, svcURL+"/api/workflows", mustJSON(map[string]string{"workflow_json": workflow("shared")}), nil); err != nil {
+		return err
+	}
+
+	fmt.Printf("clients %d, %s per scenario in rounds of 1 s (the scenarios take turns, so that\n", clients, d)
+	fmt.Printf("the machine's drift touches them alike), GOMAXPROCS %d\n\n", runtime.GOMAXPROCS(0))
+	scenarios := []struct {
+		name   string
+		target func(int) (string, []byte)
+	}{
+		{"echo (bare net/http JSON)", func(int) (string, []byte) { return echoURL + "/echo", body }},
+		{"run, one workflow per client", func(c int) (string, []byte) { return fmt.Sprintf("%s/api/workflows/w%d/run", svcURL, c), body }},
+		{"run, one workflow for all clients", func(int) (string, []byte) { return svcURL + "/api/workflows/shared/run", body }},
+	}
+	results := make([]result, len(scenarios))
+	for i, sc := range scenarios { // warm up connections and caches
+		load(hc, clients, 300*time.Millisecond, sc.target)
+		_ = i
+	}
+	stopProfile := startProfile()
+	for round := time.Duration(0); round < d; round += time.Second {
+		for i, sc := range scenarios {
+			results[i].add(load(hc, clients, time.Second, sc.target))
+		}
+	}
+	stopProfile()
+	fmt.Println("| scenario | requests/s | p50 | p99 | vs echo | CPU cores busy |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for i, sc := range scenarios {
+		results[i].print(sc.name, results[0].rps())
+	}
+	if errs := results[1].errors + results[2].errors; errs > 0 {
+		fmt.Printf("\nerrors: %d\n", errs)
+	}
+
+	// Listing: a page of 100 out of 10,000.
+	for i := range 10_000 {
+		w := &store.Workflow{ID: fmt.Sprintf("list-%05d", i), Name: "listed", Tags: []string{"x"}, Doc: []byte(workflow("x"))}
+		if _, err := st.WorkflowPut(ctx, w, nil); err != nil {
+			return err
+		}
+	}
+	var lat []time.Duration
+	for range 500 {
+		url := fmt.Sprintf("%s/api/workflows?limit=100&offset=%d", svcURL, rand.IntN(10_000))
+		start := time.Now()
+		if err := get(hc, url); err != nil {
+			return err
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	fmt.Printf("\nlist a page of 100 of %d workflows: median %s, p99 %s (500 requests, one client)\n",
+		10_000+clients+1, round(lat[len(lat)/2]), round(lat[len(lat)*99/100]))
+	return nil
+}
+
+func workflow(id string) string {
+	return fmt.Sprintf(`{"id":%q,"name":"Load","nodes":[
+	 {"id":"t","node_type_id":"manual_trigger","config":{"mock_payload":{"greeting":"hello"}}},
+	 {"id":"s","node_type_id":"set_variable","config":{"key":"x","value":"{{ $input.greeting }} {{ $vars.n * 2 }}"}},
+	 {"id":"o","node_type_id":"output","config":{"field":"value"}}],
+	 "edges":[{"id":"e1","from":"t","to":"s"},{"id":"e2","from":"s","to":"o"}]}`, id)
+}
+
+func echo(w http.ResponseWriter, r *http.Request) {
+	var v map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func serve(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// result gathers the latencies and time of one scenario's rounds.
+type result struct {
+	lat     []time.Duration
+	elapsed time.Duration
+	cpu     time.Duration // process CPU time spent, server and clients
+	errors  int64
+}
+
+func (r *result) add(o result) {
+	r.lat = append(r.lat, o.lat...)
+	r.elapsed += o.elapsed
+	r.cpu += o.cpu
+	r.errors += o.errors
+}
+
+func (r *result) rps() float64 { return float64(len(r.lat)) / r.elapsed.Seconds() }
+
+// load runs clients goroutines for d, each posting as fast as it can.
+func load(hc *http.Client, clients int, d time.Duration, target func(client int) (string, []byte)) result {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		res  result
+		errs atomic.Int64
+	)
+	begin, cpu0 := time.Now(), cpuTime()
+	end := begin.Add(d)
+	for c := range clients {
+		wg.Go(func() {
+			url, body := target(c)
+			var lat []time.Duration
+			for {
+				start := time.Now()
+				if !start.Before(end) {
+					break
+				}
+				if err := post(hc, url, body, nil); err != nil {
+					errs.Add(1)
+					continue
+				}
+				lat = append(lat, time.Since(start))
+			}
+			mu.Lock()
+			res.lat = append(res.lat, lat...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res.elapsed = time.Since(begin)
+	res.cpu = cpuTime() - cpu0
+	res.errors = errs.Load()
+	return res
+}
+
+func (r *result) print(name string, echoRPS float64) {
+	slices.Sort(r.lat)
+	var p50, p99 time.Duration
+	if n := len(r.lat); n > 0 {
+		p50, p99 = r.lat[n/2], r.lat[n*99/100]
+	}
+	fmt.Printf("| %s | %.0f | %s | %s | %.2f | %.2f |\n", name, r.rps(), round(p50), round(p99), r.rps()/echoRPS,
+		r.cpu.Seconds()/r.elapsed.Seconds())
+}
+
+func round(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+
+func post(hc *http.Client, url string, body []byte, out any) error {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	return do(hc, req, out)
+}
+
+func get(hc *http.Client, url string) error {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	return do(hc, req, nil)
+}
+
+func do(hc *http.Client, req *http.Request, out any) error {
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+var (
+	profilePath string
+	linger      time.Duration
+)
+
+func startProfile() func() {
+	if profilePath == "" {
+		return func() {}
+	}
+	f, err := os.Create(profilePath)
+	if err != nil {
+		panic(err)
+	}
+	pprof.StartCPUProfile(f)
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
