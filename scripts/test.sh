@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test of svc: formatting, vet, the race-enabled test suite, and a
+# short run of each fuzz target. This is the README's test command; .ci/run
+# calls it after starting the services the tests need.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+go vet ./...
+go test -race -count=1 ./...
+
+# Fuzz targets: a short run each (FUZZTIME=0 skips them).
+fuzztime=${FUZZTIME:-10s}
+if [ "$fuzztime" != "0" ]; then
+	for target in \
+		"./internal/workflow FuzzParse" \
+		"./internal/workflow FuzzValidate" \
+		"./internal/expr FuzzEval" \
+		"./internal/engine FuzzRun" \
+		"./internal/value FuzzAppendJSON"; do
+		set -- $target
+		go test -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" "$1"
+	done
+fi
