@@ -20,6 +20,11 @@ var (
 	ErrPrecondition = errors.New("workflow no longer exists")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("store is closed")
+	// ErrExists is returned when creating a record whose id is taken.
+	ErrExists = errors.New("already exists")
+	// ErrLastGrant is returned by GrantRemove for a token's only grant:
+	// removing it would leave the token unrestricted.
+	ErrLastGrant = errors.New("cannot remove a token's only workflow grant")
 )
 
 // VersionConflictError is returned by WorkflowPut when the expected row
@@ -94,6 +99,24 @@ type Token struct {
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
 	ExpiresAt  *time.Time
+	// WorkflowIDs are the token's ACL grants, sorted; empty means the
+	// token is unrestricted.
+	WorkflowIDs []string
+}
+
+// Credential is a saved credential. The secret is stored only encrypted,
+// by the caller: the store never sees it in clear.
+type Credential struct {
+	ID   string
+	Name string
+	Type string
+	// Ciphertext is the encrypted secret. In CredentialPut with update
+	// set, nil keeps the stored ciphertext.
+	Ciphertext []byte
+	// Provider, Model and BaseURL are metadata the REST routes never set.
+	Provider, Model, BaseURL *string
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
 }
 
 // Store keeps workflows, runs, variables and tokens. Implementations are
@@ -124,10 +147,36 @@ type Store interface {
 	VariableGet(ctx context.Context, workflowID, key string) (v any, ok bool, err error)
 	VariableSet(ctx context.Context, workflowID, key string, v any) error
 
-	// TokenInsert stores a token unless one with the same secret hash is
+	// TokenInsert stores a token, with its WorkflowIDs grants in the same
+	// transaction, unless one with the same secret hash is
 	// stored already; it reports whether it inserted.
 	TokenInsert(ctx context.Context, t *Token) (bool, error)
 	TokenByHash(ctx context.Context, hash string) (*Token, error)
+	TokenGet(ctx context.Context, id string) (*Token, error)
+	// TokenList lists every token, oldest first.
+	TokenList(ctx context.Context) ([]Token, error)
+	// TokenRevoke marks a token revoked at the given time; a token revoked
+	// already keeps its first revocation time. ErrNotFound if unknown.
+	TokenRevoke(ctx context.Context, id string, at time.Time) error
+	// GrantAdd grants a token access to a workflow (idempotent).
+	// ErrNotFound if the token is unknown or revoked.
+	GrantAdd(ctx context.Context, tokenID, workflowID string) error
+	// GrantRemove removes a grant; a grant not held is no error.
+	// ErrNotFound if the token is unknown; ErrLastGrant, changing nothing,
+	// if it is the token's only grant.
+	GrantRemove(ctx context.Context, tokenID, workflowID string) error
+
+	// CredentialList lists every credential, ordered by id.
+	CredentialList(ctx context.Context) ([]Credential, error)
+	CredentialGet(ctx context.Context, id string) (*Credential, error)
+	// CredentialPut creates a credential (update false: ErrExists if the
+	// id is taken) or replaces one (update true: ErrNotFound if missing;
+	// the creation time is kept, and a nil Ciphertext keeps the secret).
+	CredentialPut(ctx context.Context, c *Credential, update bool) error
+	// CredentialDelete removes a credential; ErrNotFound if unknown.
+	CredentialDelete(ctx context.Context, id string) error
+	// CredentialCount counts the saved credentials.
+	CredentialCount(ctx context.Context) (int, error)
 
 	Close() error
 }

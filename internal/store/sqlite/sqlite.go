@@ -432,3 +432,17 @@ func msPtr(v sql.NullInt64) *time.Time {
 	t := fromMs(v.Int64)
 	return &t
 }
+
+// wrapErr prefixes err with the step that failed, except for the store's
+// kinds of failure, which are returned as they are.
+func wrapErr(step string, err error) error {
+	switch {
+	case err == nil,
+		errors.Is(err, store.ErrNotFound),
+		errors.Is(err, store.ErrExists),
+		errors.Is(err, store.ErrLastGrant),
+		errors.Is(err, store.ErrClosed):
+		return err
+	}
+	return fmt.Errorf("%s: %w", step, err)
+}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +34,12 @@ func Run(t *testing.T, open Open) {
 		{"RunFailUnfinished", testRunFailUnfinished},
 		{"Variables", testVariables},
 		{"Tokens", testTokens},
+		{"TokenList", testTokenList},
+		{"TokenRevoke", testTokenRevoke},
+		{"TokenGrants", testTokenGrants},
+		{"ConcurrentGrantRemove", testConcurrentGrantRemove},
+		{"Credentials", testCredentials},
+		{"CredentialPut", testCredentialPut},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -300,23 +308,425 @@ func testVariables(t *testing.T, s store.Store) {
 	}
 }
 
+// tokenString shows a token with its times in Unix milliseconds, so that
+// tokens compare by value whatever the time zone a store returns.
+func tokenString(t *store.Token) string {
+	if t == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%s %q scopes %v hash %s created %d revoked %s expires %s grants %v",
+		t.ID, t.Label, t.Scopes, t.SecretHash, t.CreatedAt.UnixMilli(), msString(t.RevokedAt), msString(t.ExpiresAt), t.WorkflowIDs)
+}
+
+func msString(t *time.Time) string {
+	if t == nil {
+		return "none"
+	}
+	return fmt.Sprint(t.UnixMilli())
+}
+
 func testTokens(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	exp := time.Now().Add(time.Hour).Truncate(time.Millisecond)
-	tok := &store.Token{ID: "t1", Label: "initial", Scopes: []string{"read", "write", "admin"}, SecretHash: "h1", CreatedAt: time.Now(), ExpiresAt: &exp}
+	now := time.Now().Truncate(time.Millisecond)
+	exp := now.Add(time.Hour)
+	tok := &store.Token{ID: "t1", Label: "initial", Scopes: []string{"read", "write", "admin"}, SecretHash: "h1", CreatedAt: now, ExpiresAt: &exp}
 	if ok, err := s.TokenInsert(ctx, tok); !ok || err != nil {
-		t.Fatalf("TokenInsert = %v, %v", ok, err)
+		t.Fatalf("TokenInsert = %v, %v; want true, nil", ok, err)
 	}
-	dup := *tok
-	dup.ID = "t2"
-	if ok, err := s.TokenInsert(ctx, &dup); ok || err != nil {
-		t.Errorf("second insert of one hash = %v, %v; want not inserted", ok, err)
+	scoped := &store.Token{ID: "t2", Label: "scoped", Scopes: []string{"read"}, SecretHash: "h2", CreatedAt: now,
+		WorkflowIDs: []string{"wf-c", "wf-a", "wf-b", "wf-a"}}
+	if ok, err := s.TokenInsert(ctx, scoped); !ok || err != nil {
+		t.Fatalf("TokenInsert(with grants) = %v, %v; want true, nil", ok, err)
 	}
-	got, err := s.TokenByHash(ctx, "h1")
-	if err != nil || got.ID != "t1" || !reflect.DeepEqual(got.Scopes, tok.Scopes) || got.RevokedAt != nil || !got.ExpiresAt.Equal(exp) {
-		t.Errorf("TokenByHash = %+v, %v", got, err)
+	want := map[string]string{
+		"t1": tokenString(tok),
+		"t2": tokenString(&store.Token{ID: "t2", Label: "scoped", Scopes: []string{"read"}, SecretHash: "h2", CreatedAt: now,
+			WorkflowIDs: []string{"wf-a", "wf-b", "wf-c"}}),
 	}
-	if _, err := s.TokenByHash(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("TokenByHash(missing): %v", err)
+	for id, hash := range map[string]string{"t1": "h1", "t2": "h2"} {
+		got, err := s.TokenByHash(ctx, hash)
+		if err != nil || tokenString(got) != want[id] {
+			t.Errorf("TokenByHash(%q) = %s, %v; want %s", hash, tokenString(got), err, want[id])
+		}
+		got, err = s.TokenGet(ctx, id)
+		if err != nil || tokenString(got) != want[id] {
+			t.Errorf("TokenGet(%q) = %s, %v; want %s", id, tokenString(got), err, want[id])
+		}
+	}
+	if got, _ := s.TokenGet(ctx, "t1"); got != nil && len(got.WorkflowIDs) != 0 {
+		t.Errorf("unrestricted token grants = %v; want none", got.WorkflowIDs)
+	}
+
+	// A second token with a stored hash is not inserted, grants and all.
+	dup := &store.Token{ID: "t3", Label: "dup", Scopes: []string{"read"}, SecretHash: "h1", CreatedAt: now, WorkflowIDs: []string{"wf-x"}}
+	if ok, err := s.TokenInsert(ctx, dup); ok || err != nil {
+		t.Errorf("TokenInsert(stored hash) = %v, %v; want false, nil", ok, err)
+	}
+	if got, err := s.TokenGet(ctx, "t3"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("TokenGet(not inserted) = %s, %v; want ErrNotFound", tokenString(got), err)
+	}
+	// A new hash under a taken id is refused and changes nothing.
+	taken := &store.Token{ID: "t2", Label: "other", Scopes: []string{"admin"}, SecretHash: "h9", CreatedAt: now, WorkflowIDs: []string{"wf-x"}}
+	if ok, err := s.TokenInsert(ctx, taken); ok || !errors.Is(err, store.ErrExists) {
+		t.Errorf("TokenInsert(taken id) = %v, %v; want false, ErrExists", ok, err)
+	}
+	if got, err := s.TokenGet(ctx, "t2"); err != nil || tokenString(got) != want["t2"] {
+		t.Errorf("after a refused insert TokenGet = %s, %v; want %s", tokenString(got), err, want["t2"])
+	}
+	if got, err := s.TokenByHash(ctx, "h9"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("TokenByHash(refused) = %s, %v; want ErrNotFound", tokenString(got), err)
+	}
+
+	for _, tt := range []struct {
+		name string
+		get  func() (*store.Token, error)
+	}{
+		{"TokenByHash", func() (*store.Token, error) { return s.TokenByHash(ctx, "nope") }},
+		{"TokenGet", func() (*store.Token, error) { return s.TokenGet(ctx, "nope") }},
+	} {
+		if got, err := tt.get(); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s(missing) = %s, %v; want ErrNotFound", tt.name, tokenString(got), err)
+		}
+	}
+}
+
+func testTokenList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if got, err := s.TokenList(ctx); err != nil || len(got) != 0 {
+		t.Errorf("TokenList(empty store) = %v, %v; want none", got, err)
+	}
+	base := time.Now().Truncate(time.Millisecond)
+	// Inserted out of order: the list is by creation time.
+	tokens := []*store.Token{
+		{ID: "mid", Label: "m", Scopes: []string{"read"}, SecretHash: "hm", CreatedAt: base.Add(time.Minute), WorkflowIDs: []string{"z", "y"}},
+		{ID: "new", Label: "n", Scopes: []string{"read", "write"}, SecretHash: "hn", CreatedAt: base.Add(time.Hour)},
+		{ID: "old", Label: "o", Scopes: []string{"admin"}, SecretHash: "ho", CreatedAt: base},
+	}
+	for _, tok := range tokens {
+		if _, err := s.TokenInsert(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.TokenList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotS []string
+	for i := range got {
+		gotS = append(gotS, tokenString(&got[i]))
+	}
+	sorted := *tokens[0]
+	sorted.WorkflowIDs = []string{"y", "z"}
+	wantS := []string{tokenString(tokens[2]), tokenString(&sorted), tokenString(tokens[1])}
+	if !reflect.DeepEqual(gotS, wantS) {
+		t.Errorf("TokenList =\n%s\nwant\n%s", strings.Join(gotS, "\n"), strings.Join(wantS, "\n"))
+	}
+}
+
+func testTokenRevoke(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	now := time.Now().Truncate(time.Millisecond)
+	for _, id := range []string{"a", "b"} {
+		if _, err := s.TokenInsert(ctx, &store.Token{ID: id, Label: id, Scopes: []string{"read"}, SecretHash: "h" + id, CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, later := now.Add(time.Minute), now.Add(time.Hour)
+	tests := []struct {
+		id      string
+		at      time.Time
+		wantErr error
+		// want is the revocation time of a then.
+		want time.Time
+	}{
+		{"a", first, nil, first},
+		{"a", later, nil, first}, // revoked already: the first time stays
+		{"a", now, nil, first},   // even when the new time is earlier
+		{"nope", later, store.ErrNotFound, first},
+	}
+	for _, tt := range tests {
+		if err := s.TokenRevoke(ctx, tt.id, tt.at); !errors.Is(err, tt.wantErr) {
+			t.Errorf("TokenRevoke(%q, %d) = %v; want %v", tt.id, tt.at.UnixMilli(), err, tt.wantErr)
+		}
+		got, err := s.TokenByHash(ctx, "ha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msString(got.RevokedAt) != msString(&tt.want) {
+			t.Errorf("after TokenRevoke(%q, %d): a revoked at %s; want %d", tt.id, tt.at.UnixMilli(), msString(got.RevokedAt), tt.want.UnixMilli())
+		}
+	}
+	list, err := s.TokenList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := map[string]string{}
+	for _, tok := range list {
+		revoked[tok.ID] = msString(tok.RevokedAt)
+	}
+	if want := map[string]string{"a": msString(&first), "b": "none"}; !reflect.DeepEqual(revoked, want) {
+		t.Errorf("TokenList revocations = %v; want %v", revoked, want)
+	}
+}
+
+func testTokenGrants(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	now := time.Now().Truncate(time.Millisecond)
+	for _, tok := range []*store.Token{
+		{ID: "scoped", Label: "s", Scopes: []string{"read"}, SecretHash: "hs", CreatedAt: now, WorkflowIDs: []string{"w2"}},
+		{ID: "open", Label: "o", Scopes: []string{"read"}, SecretHash: "ho", CreatedAt: now},
+		{ID: "revoked", Label: "r", Scopes: []string{"read"}, SecretHash: "hr", CreatedAt: now, WorkflowIDs: []string{"w1", "w2"}},
+	} {
+		if _, err := s.TokenInsert(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.TokenRevoke(ctx, "revoked", now); err != nil {
+		t.Fatal(err)
+	}
+	// Each step runs on the state the steps before it left; want is the
+	// token's grants afterwards.
+	tests := []struct {
+		op, token, workflow string
+		wantErr             error
+		want                []string
+	}{
+		{"add", "scoped", "w3", nil, []string{"w2", "w3"}},
+		{"add", "scoped", "w1", nil, []string{"w1", "w2", "w3"}},
+		{"add", "scoped", "w1", nil, []string{"w1", "w2", "w3"}}, // idempotent
+		{"add", "nope", "w1", store.ErrNotFound, nil},
+		{"add", "revoked", "w3", store.ErrNotFound, []string{"w1", "w2"}},
+		{"remove", "scoped", "w2", nil, []string{"w1", "w3"}},
+		{"remove", "scoped", "w2", nil, []string{"w1", "w3"}},    // not held: no error
+		{"remove", "scoped", "ghost", nil, []string{"w1", "w3"}}, // never held
+		{"remove", "scoped", "w1", nil, []string{"w3"}},
+		{"remove", "scoped", "w3", store.ErrLastGrant, []string{"w3"}}, // changes nothing
+		{"remove", "scoped", "ghost", nil, []string{"w3"}},             // not held, even with one grant
+		{"add", "scoped", "w1", nil, []string{"w1", "w3"}},
+		{"remove", "scoped", "w3", nil, []string{"w1"}},
+		{"remove", "nope", "w1", store.ErrNotFound, nil},
+		{"remove", "open", "w1", nil, nil}, // unrestricted stays unrestricted
+		{"add", "open", "w9", nil, []string{"w9"}},
+		{"remove", "open", "w9", store.ErrLastGrant, []string{"w9"}},
+		{"remove", "revoked", "w1", nil, []string{"w2"}},
+		{"remove", "revoked", "w2", store.ErrLastGrant, []string{"w2"}},
+	}
+	for _, tt := range tests {
+		var err error
+		if tt.op == "add" {
+			err = s.GrantAdd(ctx, tt.token, tt.workflow)
+		} else {
+			err = s.GrantRemove(ctx, tt.token, tt.workflow)
+		}
+		if !errors.Is(err, tt.wantErr) {
+			t.Errorf("%s(%q, %q) = %v; want %v", tt.op, tt.token, tt.workflow, err, tt.wantErr)
+		}
+		if tt.token == "nope" {
+			continue
+		}
+		got, err := s.TokenGet(ctx, tt.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got.WorkflowIDs) != fmt.Sprint(tt.want) {
+			t.Errorf("after %s(%q, %q): grants %v; want %v", tt.op, tt.token, tt.workflow, got.WorkflowIDs, tt.want)
+		}
+	}
+	// The other reads see the same grants.
+	if got, err := s.TokenByHash(ctx, "hs"); err != nil || !reflect.DeepEqual(got.WorkflowIDs, []string{"w1"}) {
+		t.Errorf("TokenByHash grants = %s, %v; want [w1]", tokenString(got), err)
+	}
+	list, err := s.TokenList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants := map[string]string{}
+	for _, tok := range list {
+		grants[tok.ID] = fmt.Sprint(tok.WorkflowIDs)
+	}
+	if want := map[string]string{"scoped": "[w1]", "open": "[w9]", "revoked": "[w2]"}; !reflect.DeepEqual(grants, want) {
+		t.Errorf("TokenList grants = %v; want %v", grants, want)
+	}
+}
+
+// testConcurrentGrantRemove races removals of every grant of a token: one
+// of them must be refused, and the token must keep exactly that grant.
+func testConcurrentGrantRemove(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for _, tt := range []struct{ grants, rounds int }{{2, 60}, {3, 20}, {8, 20}} {
+		n := tt.grants
+		for round := range tt.rounds {
+			id := fmt.Sprintf("t%d-%d", n, round)
+			var grants []string
+			for i := range n {
+				grants = append(grants, fmt.Sprint("w", i))
+			}
+			if _, err := s.TokenInsert(ctx, &store.Token{ID: id, Label: id, Scopes: []string{"read"}, SecretHash: "h" + id,
+				CreatedAt: time.Now(), WorkflowIDs: grants}); err != nil {
+				t.Fatal(err)
+			}
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i, g := range grants {
+				wg.Go(func() { errs[i] = s.GrantRemove(ctx, id, g) })
+			}
+			wg.Wait()
+			var refused []string
+			for i, err := range errs {
+				switch {
+				case errors.Is(err, store.ErrLastGrant):
+					refused = append(refused, grants[i])
+				case err != nil:
+					t.Errorf("GrantRemove(%q, %q) = %v", id, grants[i], err)
+				}
+			}
+			got, err := s.TokenGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(refused) != 1 || !reflect.DeepEqual(got.WorkflowIDs, refused) {
+				t.Fatalf("%d concurrent removals on %s: refused %v, left %v; want one refused and kept", n, id, refused, got.WorkflowIDs)
+			}
+		}
+	}
+}
+
+// credentialString shows a credential with its times in Unix
+// milliseconds, so that credentials compare by value.
+func credentialString(c *store.Credential) string {
+	if c == nil {
+		return "<nil>"
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "nil"
+		}
+		return strconv.Quote(*p)
+	}
+	return fmt.Sprintf("%s %q type %s secret %x provider %s model %s base_url %s created %d updated %d",
+		c.ID, c.Name, c.Type, c.Ciphertext, str(c.Provider), str(c.Model), str(c.BaseURL), c.CreatedAt.UnixMilli(), c.UpdatedAt.UnixMilli())
+}
+
+func testCredentials(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if n, err := s.CredentialCount(ctx); n != 0 || err != nil {
+		t.Errorf("CredentialCount(empty store) = %d, %v; want 0", n, err)
+	}
+	if got, err := s.CredentialList(ctx); len(got) != 0 || err != nil {
+		t.Errorf("CredentialList(empty store) = %v, %v; want none", got, err)
+	}
+	at := time.Now().Truncate(time.Millisecond)
+	creds := []*store.Credential{
+		{ID: "b-key", Name: "B", Type: "api_key", Ciphertext: []byte{0, 1, 0xff}, CreatedAt: at, UpdatedAt: at},
+		{ID: "a-llm", Name: "LLM", Type: "bearer", Ciphertext: []byte("sealed"), Provider: ptr("openai"), Model: ptr("gpt-x"),
+			BaseURL: ptr("https://llm.example"), CreatedAt: at.Add(time.Minute), UpdatedAt: at.Add(2 * time.Minute)},
+		{ID: "c-basic", Name: "C", Type: "basic", Ciphertext: []byte("x"), CreatedAt: at, UpdatedAt: at},
+	}
+	for _, c := range creds {
+		if err := s.CredentialPut(ctx, c, false); err != nil {
+			t.Fatalf("CredentialPut(%s) = %v", c.ID, err)
+		}
+	}
+	for _, c := range creds {
+		got, err := s.CredentialGet(ctx, c.ID)
+		if err != nil || credentialString(got) != credentialString(c) {
+			t.Errorf("CredentialGet(%q) = %s, %v; want %s", c.ID, credentialString(got), err, credentialString(c))
+		}
+	}
+	list, err := s.CredentialList(ctx)
+	var gotIDs []string
+	for _, c := range list {
+		gotIDs = append(gotIDs, c.ID)
+	}
+	if err != nil || !reflect.DeepEqual(gotIDs, []string{"a-llm", "b-key", "c-basic"}) {
+		t.Errorf("CredentialList ids = %v, %v; want [a-llm b-key c-basic]", gotIDs, err)
+	}
+	if len(list) == 3 && credentialString(&list[0]) != credentialString(creds[1]) {
+		t.Errorf("CredentialList[0] = %s; want %s", credentialString(&list[0]), credentialString(creds[1]))
+	}
+	if n, err := s.CredentialCount(ctx); n != 3 || err != nil {
+		t.Errorf("CredentialCount = %d, %v; want 3", n, err)
+	}
+
+	if err := s.CredentialDelete(ctx, "b-key"); err != nil {
+		t.Fatalf("CredentialDelete = %v", err)
+	}
+	tests := []struct {
+		name string
+		err  func() error
+	}{
+		{"CredentialGet(deleted)", func() error { _, err := s.CredentialGet(ctx, "b-key"); return err }},
+		{"CredentialDelete(deleted)", func() error { return s.CredentialDelete(ctx, "b-key") }},
+		{"CredentialGet(missing)", func() error { _, err := s.CredentialGet(ctx, "nope"); return err }},
+		{"CredentialDelete(missing)", func() error { return s.CredentialDelete(ctx, "nope") }},
+	}
+	for _, tt := range tests {
+		if err := tt.err(); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s = %v; want ErrNotFound", tt.name, err)
+		}
+	}
+	if n, err := s.CredentialCount(ctx); n != 2 || err != nil {
+		t.Errorf("CredentialCount after a delete = %d, %v; want 2", n, err)
+	}
+}
+
+func testCredentialPut(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	created := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	orig := &store.Credential{ID: "k", Name: "Key", Type: "api_key", Ciphertext: []byte("first secret"),
+		Provider: ptr("p1"), Model: ptr("m1"), BaseURL: ptr("https://one.example"), CreatedAt: created, UpdatedAt: created}
+	if err := s.CredentialPut(ctx, orig, false); err != nil {
+		t.Fatal(err)
+	}
+	later := created.Add(30 * time.Minute)
+	// Each step runs on the state the steps before it left; want is the
+	// stored credential afterwards, or nil for none.
+	tests := []struct {
+		name    string
+		c       store.Credential
+		update  bool
+		wantErr error
+		want    *store.Credential
+	}{{
+		name:    "create over a taken id",
+		c:       store.Credential{ID: "k", Name: "Other", Type: "bearer", Ciphertext: []byte("other"), CreatedAt: later, UpdatedAt: later},
+		wantErr: store.ErrExists,
+		want:    orig,
+	}, {
+		name:   "update without a secret keeps it and the creation time",
+		c:      store.Credential{ID: "k", Name: "Renamed", Type: "bearer", Provider: ptr("p2"), Model: ptr("m2"), BaseURL: ptr("https://two.example"), CreatedAt: later, UpdatedAt: later},
+		update: true,
+		want: &store.Credential{ID: "k", Name: "Renamed", Type: "bearer", Ciphertext: []byte("first secret"),
+			Provider: ptr("p2"), Model: ptr("m2"), BaseURL: ptr("https://two.example"), CreatedAt: created, UpdatedAt: later},
+	}, {
+		name:   "update with a secret replaces it",
+		c:      store.Credential{ID: "k", Name: "Renamed", Type: "other", Ciphertext: []byte("second secret"), Provider: ptr("p2"), Model: ptr("m2"), BaseURL: ptr("https://two.example"), CreatedAt: later.Add(time.Minute), UpdatedAt: later.Add(time.Minute)},
+		update: true,
+		want: &store.Credential{ID: "k", Name: "Renamed", Type: "other", Ciphertext: []byte("second secret"),
+			Provider: ptr("p2"), Model: ptr("m2"), BaseURL: ptr("https://two.example"), CreatedAt: created, UpdatedAt: later.Add(time.Minute)},
+	}, {
+		name:    "update of a missing id creates nothing",
+		c:       store.Credential{ID: "ghost", Name: "G", Type: "api_key", Ciphertext: []byte("g"), CreatedAt: later, UpdatedAt: later},
+		update:  true,
+		wantErr: store.ErrNotFound,
+	}}
+	for _, tt := range tests {
+		c := tt.c
+		if err := s.CredentialPut(ctx, &c, tt.update); !errors.Is(err, tt.wantErr) {
+			t.Errorf("%s: CredentialPut(%s, %v) = %v; want %v", tt.name, c.ID, tt.update, err, tt.wantErr)
+		}
+		got, err := s.CredentialGet(ctx, c.ID)
+		if tt.want == nil {
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s: CredentialGet(%q) = %s, %v; want ErrNotFound", tt.name, c.ID, credentialString(got), err)
+			}
+			continue
+		}
+		if err != nil || credentialString(got) != credentialString(tt.want) {
+			t.Errorf("%s: CredentialGet(%q) =\n%s, %v; want\n%s", tt.name, c.ID, credentialString(got), err, credentialString(tt.want))
+		}
+	}
+	if n, err := s.CredentialCount(ctx); n != 1 || err != nil {
+		t.Errorf("CredentialCount = %d, %v; want 1", n, err)
 	}
 }
