@@ -269,3 +269,103 @@ func (c *Client) Validate(ctx context.Context, doc []byte) (*Report, error) {
 	_, err := c.do(ctx, http.MethodPost, "/api/validate-workflow", map[string]string{"workflow_json": string(doc)}, nil, &r)
 	return &r, err
 }
+
+// Token is a token record; Secret is set only by CreateToken.
+type Token struct {
+	Secret      string     `json:"token,omitempty"`
+	ID          string     `json:"token_id"`
+	Label       string     `json:"label"`
+	Scopes      []string   `json:"scopes"`
+	CreatedAt   *time.Time `json:"created_at,omitempty"`
+	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+	WorkflowIDs []string   `json:"workflow_ids"`
+	// ExpiresInSecs and Note are set by CreateToken.
+	ExpiresInSecs *uint64 `json:"expires_in_secs,omitempty"`
+	Note          string  `json:"note,omitempty"`
+}
+
+// TokenRequest creates a token. Nil Scopes means the server's default
+// (read, write); zero ExpiresInSecs means no expiry.
+type TokenRequest struct {
+	Label         string   `json:"label"`
+	Scopes        []string `json:"scopes,omitempty"`
+	ExpiresInSecs uint64   `json:"expires_in_secs,omitempty"`
+	WorkflowIDs   []string `json:"workflow_ids,omitempty"`
+}
+
+// CreateToken creates a token; the secret is in the result only.
+func (c *Client) CreateToken(ctx context.Context, req TokenRequest) (*Token, error) {
+	var t Token
+	_, err := c.do(ctx, http.MethodPost, "/api/tokens", req, nil, &t)
+	return &t, err
+}
+
+// ListTokens lists every token record.
+func (c *Client) ListTokens(ctx context.Context) ([]Token, error) {
+	var ts []Token
+	_, err := c.do(ctx, http.MethodGet, "/api/tokens", nil, nil, &ts)
+	return ts, err
+}
+
+// RevokeToken revokes a token by id.
+func (c *Client) RevokeToken(ctx context.Context, id string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/api/tokens/"+url.PathEscape(id), nil, nil, nil)
+	return err
+}
+
+// Grants lists a token's workflow grants; empty means unrestricted.
+func (c *Client) Grants(ctx context.Context, tokenID string) ([]string, error) {
+	var out struct {
+		WorkflowIDs []string `json:"workflow_ids"`
+	}
+	_, err := c.do(ctx, http.MethodGet, "/api/tokens/"+url.PathEscape(tokenID)+"/workflows", nil, nil, &out)
+	return out.WorkflowIDs, err
+}
+
+// Grant lets a token reach a workflow (and confines it to its grants).
+func (c *Client) Grant(ctx context.Context, tokenID, workflowID string) error {
+	_, err := c.do(ctx, http.MethodPost, "/api/tokens/"+url.PathEscape(tokenID)+"/workflows/"+url.PathEscape(workflowID), nil, nil, nil)
+	return err
+}
+
+// Ungrant removes a grant; the server refuses to remove the last one.
+func (c *Client) Ungrant(ctx context.Context, tokenID, workflowID string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/api/tokens/"+url.PathEscape(tokenID)+"/workflows/"+url.PathEscape(workflowID), nil, nil, nil)
+	return err
+}
+
+// Credential is a saved credential as listed (never its secret).
+type Credential struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	CredType string `json:"cred_type"`
+}
+
+// CredentialRequest creates or, with Update, replaces a credential.
+type CredentialRequest struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Value    string `json:"value"`
+	CredType string `json:"cred_type,omitempty"`
+	Update   bool   `json:"update,omitempty"`
+}
+
+// SaveCredential creates or replaces a credential.
+func (c *Client) SaveCredential(ctx context.Context, req CredentialRequest) error {
+	_, err := c.do(ctx, http.MethodPost, "/api/credentials", req, nil, nil)
+	return err
+}
+
+// ListCredentials lists the saved credentials.
+func (c *Client) ListCredentials(ctx context.Context) ([]Credential, error) {
+	var cs []Credential
+	_, err := c.do(ctx, http.MethodGet, "/api/credentials", nil, nil, &cs)
+	return cs, err
+}
+
+// DeleteCredential deletes a credential.
+func (c *Client) DeleteCredential(ctx context.Context, id string) error {
+	_, err := c.do(ctx, http.MethodDelete, "/api/credentials/"+url.PathEscape(id), nil, nil, nil)
+	return err
+}

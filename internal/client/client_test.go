@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/svcrun/svc/internal/client"
+	"github.com/svcrun/svc/internal/credential"
 	"github.com/svcrun/svc/internal/engine"
 	"github.com/svcrun/svc/internal/httpapi"
 	"github.com/svcrun/svc/internal/node"
 	_ "github.com/svcrun/svc/internal/nodes/builtin"
+	"github.com/svcrun/svc/internal/secret"
 	"github.com/svcrun/svc/internal/store"
 	"github.com/svcrun/svc/internal/store/sqlite"
 )
@@ -28,7 +30,16 @@ func server(t *testing.T) string {
 		SecretHash: httpapi.HashToken(token), CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	api := httpapi.New(httpapi.Options{Store: st, Engine: engine.New(engine.Options{Registry: node.Default()})})
+	box, err := secret.NewBox(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := credential.Open(t.Context(), st, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httpapi.New(httpapi.Options{Store: st, Engine: engine.New(engine.Options{Registry: node.Default()}),
+		Credentials: creds, RateLimit: -1})
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(func() { hs.Close(); st.Close() })
 	return hs.URL
@@ -103,5 +114,64 @@ func TestClientErrors(t *testing.T) {
 	c, _ = client.New(redirect.URL, token, client.Options{})
 	if _, err := c.Health(t.Context()); client.StatusOf(err) != http.StatusFound {
 		t.Errorf("redirect: %v", err)
+	}
+}
+
+func TestClientTokensAndCredentials(t *testing.T) {
+	t.Parallel()
+	base := server(t)
+	c, err := client.New(base, token, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	tok, err := c.CreateToken(ctx, client.TokenRequest{Label: "ci", Scopes: []string{"read"}, ExpiresInSecs: 60, WorkflowIDs: []string{"w"}})
+	if err != nil || tok.Secret == "" || tok.ID == "" || tok.ExpiresInSecs == nil || *tok.ExpiresInSecs != 60 {
+		t.Fatalf("CreateToken = %+v, %v", tok, err)
+	}
+	if _, err := c.CreateToken(ctx, client.TokenRequest{Label: ""}); client.StatusOf(err) != 400 {
+		t.Errorf("CreateToken without a label: %v; want a 400", err)
+	}
+	if err := c.Grant(ctx, tok.ID, "v"); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := c.Grants(ctx, tok.ID); err != nil || len(g) != 2 {
+		t.Errorf("Grants = %v, %v; want [v w]", g, err)
+	}
+	if err := c.Ungrant(ctx, tok.ID, "v"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ungrant(ctx, tok.ID, "w"); client.StatusOf(err) != 409 {
+		t.Errorf("Ungrant of the last grant: %v; want a 409", err)
+	}
+	restricted, _ := client.New(base, tok.Secret, client.Options{})
+	if _, err := restricted.ListCredentials(ctx); client.StatusOf(err) != 403 {
+		t.Errorf("restricted ListCredentials: %v; want a 403", err)
+	}
+	ts, err := c.ListTokens(ctx)
+	if err != nil || len(ts) != 2 || ts[1].ID != tok.ID || ts[1].Secret != "" || ts[1].ExpiresAt == nil {
+		t.Errorf("ListTokens = %+v, %v", ts, err)
+	}
+	if err := c.RevokeToken(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := restricted.ListWorkflows(ctx, 10, 0); client.StatusOf(err) != 401 {
+		t.Errorf("revoked token: %v; want a 401", err)
+	}
+
+	if err := c.SaveCredential(ctx, client.CredentialRequest{ID: "k", Name: "Key", Value: "s3cret"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SaveCredential(ctx, client.CredentialRequest{ID: "k", Name: "Key", Value: "x"}); client.StatusOf(err) != 409 {
+		t.Errorf("second save without update: %v; want a 409", err)
+	}
+	if cs, err := c.ListCredentials(ctx); err != nil || len(cs) != 1 || cs[0] != (client.Credential{ID: "k", Name: "Key", CredType: "api_key"}) {
+		t.Errorf("ListCredentials = %+v, %v", cs, err)
+	}
+	if err := c.DeleteCredential(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteCredential(ctx, "k"); client.StatusOf(err) != 404 {
+		t.Errorf("second delete: %v; want a 404", err)
 	}
 }

@@ -35,27 +35,43 @@ func bearer(h string) (string, bool) {
 		return "", false
 	}
 	token = strings.TrimSpace(token)
-	return token, token != "" && !strings.ContainsAny(token, " \t")
+	if token == "" || strings.ContainsAny(token, " \t") {
+		return "", false
+	}
+	return token, true
 }
+
+// tokenTTL is how long a token record is trusted from the cache. Changes
+// made through this server clear the cache at once; the TTL bounds how long
+// a change made elsewhere (another server on the same database) takes.
+const tokenTTL = 5 * time.Second
 
 // tokenCache keeps token records by secret hash, loaded from the store on
-// first use. Revocation (a later route) drops an entry.
+// first use.
 type tokenCache struct {
 	store store.Store
-	m     sync.Map // hash -> *store.Token
+	m     sync.Map // hash -> cachedToken
 }
 
-func (c *tokenCache) lookup(ctx context.Context, hash string) (*store.Token, error) {
-	if t, ok := c.m.Load(hash); ok {
-		return t.(*store.Token), nil
+type cachedToken struct {
+	t  *store.Token
+	at time.Time
+}
+
+func (c *tokenCache) lookup(ctx context.Context, hash string, now time.Time) (*store.Token, error) {
+	if v, ok := c.m.Load(hash); ok && now.Sub(v.(cachedToken).at) < tokenTTL {
+		return v.(cachedToken).t, nil
 	}
 	t, err := c.store.TokenByHash(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
-	c.m.Store(hash, t)
+	c.m.Store(hash, cachedToken{t, now})
 	return t, nil
 }
+
+// clear forgets every cached token: after a revocation or a grant change.
+func (c *tokenCache) clear() { c.m.Clear() }
 
 type principalKey struct{}
 
@@ -67,26 +83,69 @@ func principal(r *http.Request) *store.Token {
 
 // authed wraps a handler with bearer authentication and a scope check:
 // 401 for a missing, unknown, expired or revoked token, 403 for a missing
-// scope (admin satisfies every scope).
-func (s *Server) authed(scope string, h handler) handler {
+// scope (admin satisfies every scope) with denied as the message, or
+// "<scope> scope required" when denied is empty.
+func (s *Server) authed(scope, denied string, h handler) handler {
+	if denied == "" {
+		denied = scope + " scope required"
+	}
 	return func(w http.ResponseWriter, r *http.Request) error {
 		secret, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
 			return errorf(http.StatusUnauthorized, msgInvalidToken)
 		}
-		t, err := s.tokens.lookup(r.Context(), HashToken(secret))
+		now := time.Now()
+		t, err := s.tokens.lookup(r.Context(), HashToken(secret), now)
 		if errors.Is(err, store.ErrNotFound) {
 			return errorf(http.StatusUnauthorized, msgInvalidToken)
 		}
 		if err != nil {
 			return err
 		}
-		if t.RevokedAt != nil || (t.ExpiresAt != nil && !time.Now().Before(*t.ExpiresAt)) {
+		if t.RevokedAt != nil || (t.ExpiresAt != nil && !now.Before(*t.ExpiresAt)) {
 			return errorf(http.StatusUnauthorized, msgInvalidToken)
 		}
-		if !slices.Contains(t.Scopes, scope) && !slices.Contains(t.Scopes, ScopeAdmin) {
-			return errorf(http.StatusForbidden, "%s scope required", scope)
+		if !hasScope(t, scope) {
+			return errorf(http.StatusForbidden, "%s", denied)
 		}
 		return h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, t)))
 	}
+}
+
+func hasScope(t *store.Token, scope string) bool {
+	return slices.Contains(t.Scopes, scope) || slices.Contains(t.Scopes, ScopeAdmin)
+}
+
+// Per-token workflow ACL (spec/server.md section 5). A token with grants is
+// confined to them, unless it has admin scope.
+
+// restricted reports whether a token is confined to its grants.
+func restricted(t *store.Token) bool {
+	return t != nil && len(t.WorkflowIDs) > 0 && !slices.Contains(t.Scopes, ScopeAdmin)
+}
+
+// grants returns the workflow ids a request's token is confined to, or
+// nil when it is unrestricted: the filter of the ACL-filtered lists.
+func grants(r *http.Request) []string {
+	if t := principal(r); restricted(t) {
+		return t.WorkflowIDs
+	}
+	return nil
+}
+
+// permitWorkflow is the ACL pre-check of the workflow-bound routes: it
+// depends only on the grants, never on whether the workflow exists.
+func permitWorkflow(r *http.Request, id string) error {
+	if t := principal(r); restricted(t) && !slices.Contains(t.WorkflowIDs, id) {
+		return errorf(http.StatusForbidden, msgACLDenied)
+	}
+	return nil
+}
+
+// permitServerWide refuses restricted tokens on server-wide routes.
+func permitServerWide(r *http.Request) error {
+	if restricted(principal(r)) {
+		return errorf(http.StatusForbidden, msgServerWide)
+	}
+	return nil
 }

@@ -32,6 +32,12 @@ const (
 	msgInternal       = "internal server error"
 	msgAlreadyRunning = "workflow already running"
 	msgNotFound       = "workflow not found"
+	msgACLDenied      = "token ACL does not permit access to this workflow"
+	msgServerWide     = "token is restricted to specific workflows and cannot use server-wide routes"
+	msgTokenAdmin     = "admin scope required for token management"
+	msgRevokeSelf     = "Cannot revoke the token you are currently using"
+	msgRateLimited    = "rate limit exceeded"
+	msgTooManyStreams = "too many active SSE connections"
 )
 
 // handler is a route handler; its error is written by serveError.
@@ -80,6 +86,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeRaw(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
+	h.Set("Content-Security-Policy", "default-src 'none'")
+	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcrun/svc/internal/credential"
 	"github.com/svcrun/svc/internal/engine"
 	"github.com/svcrun/svc/internal/httpapi"
 	"github.com/svcrun/svc/internal/node"
 	_ "github.com/svcrun/svc/internal/nodes/builtin"
+	"github.com/svcrun/svc/internal/secret"
 	"github.com/svcrun/svc/internal/store"
 	"github.com/svcrun/svc/internal/store/sqlite"
 )
@@ -27,12 +29,20 @@ const (
 	writeToken   = "write-token-0123456789abcdef0123456789a"
 	expiredToken = "expired-token-0123456789abcdef012345678"
 	revokedToken = "revoked-token-0123456789abcdef012345678"
+	// otherToken has read and write but is confined to workflow "other";
+	// thisToken is confined to "w" and "w2".
+	otherToken = "restricted-other-0123456789abcdef0123456"
+	thisToken  = "restricted-this-0123456789abcdef01234567"
 )
 
+// Token ids of the test server: the first 14 characters of the secret.
+func tokenID(secret string) string { return secret[:14] }
+
 type testServer struct {
-	url string
-	st  *sqlite.Store
-	api *httpapi.Server
+	url   string
+	st    *sqlite.Store
+	api   *httpapi.Server
+	creds *credential.Service
 }
 
 // newServer starts the API over real loopback HTTP with a real SQLite store.
@@ -48,19 +58,32 @@ func newServer(t *testing.T, tweak func(*httpapi.Options)) *testServer {
 		scopes  []string
 		expires *time.Time
 		revoked *time.Time
+		grants  []string
 	}{
-		{adminToken, []string{"admin"}, nil, nil},
-		{readToken, []string{"read"}, nil, nil},
-		{writeToken, []string{"read", "write"}, nil, nil},
-		{expiredToken, []string{"admin"}, &past, nil},
-		{revokedToken, []string{"admin"}, nil, &past},
+		{adminToken, []string{"admin"}, nil, nil, nil},
+		{readToken, []string{"read"}, nil, nil, nil},
+		{writeToken, []string{"read", "write"}, nil, nil, nil},
+		{expiredToken, []string{"admin"}, &past, nil, nil},
+		{revokedToken, []string{"admin"}, nil, &past, nil},
+		{otherToken, []string{"read", "write"}, nil, nil, []string{"other"}},
+		{thisToken, []string{"read", "write"}, nil, nil, []string{"w", "w2"}},
 	} {
-		if _, err := st.TokenInsert(t.Context(), &store.Token{ID: tok.secret[:10], Label: "t", Scopes: tok.scopes,
-			SecretHash: httpapi.HashToken(tok.secret), CreatedAt: time.Now(), ExpiresAt: tok.expires, RevokedAt: tok.revoked}); err != nil {
+		if _, err := st.TokenInsert(t.Context(), &store.Token{ID: tokenID(tok.secret), Label: "t", Scopes: tok.scopes,
+			SecretHash: httpapi.HashToken(tok.secret), CreatedAt: time.Now(), ExpiresAt: tok.expires, RevokedAt: tok.revoked,
+			WorkflowIDs: tok.grants}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	opts := httpapi.Options{Store: st, Engine: engine.New(engine.Options{Registry: node.Default(), Variables: st})}
+	box, err := secret.NewBox(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := credential.Open(t.Context(), st, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := httpapi.Options{Store: st, Engine: engine.New(engine.Options{Registry: node.Default(), Variables: st, Credentials: creds}),
+		Credentials: creds, RateLimit: -1}
 	if tweak != nil {
 		tweak(&opts)
 	}
@@ -70,7 +93,7 @@ func newServer(t *testing.T, tweak func(*httpapi.Options)) *testServer {
 		hs.Close()
 		st.Close()
 	})
-	return &testServer{url: hs.URL, st: st, api: api}
+	return &testServer{url: hs.URL, st: st, api: api, creds: creds}
 }
 
 type response struct {

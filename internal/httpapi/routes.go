@@ -25,7 +25,7 @@ func (s *Server) routes() {
 	for _, rt := range s.table() {
 		h := rt.h
 		if rt.Scope != "" {
-			h = s.authed(rt.Scope, h)
+			h = s.authed(rt.Scope, rt.denied, h)
 		}
 		s.mux.HandleFunc(rt.Pattern, s.serve(h))
 	}
@@ -55,18 +55,32 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 type route struct {
 	Route
 	h handler
+	// denied is the 403 message of a missing scope, when not the usual
+	// "<scope> scope required".
+	denied string
 }
 
 func (s *Server) table() []route {
 	return []route{
-		{Route{"GET /api/health", ""}, s.health},
-		{Route{"GET /api/workflows", ScopeRead}, s.listWorkflows},
-		{Route{"POST /api/workflows", ScopeWrite}, s.saveWorkflow},
-		{Route{"GET /api/workflows/{id}", ScopeRead}, s.getWorkflow},
-		{Route{"DELETE /api/workflows/{id}", ScopeWrite}, s.deleteWorkflow},
-		{Route{"POST /api/workflows/{id}/run", ScopeWrite}, s.runWorkflow},
-		{Route{"GET /api/nodes", ScopeRead}, s.nodes},
-		{Route{"POST /api/validate-workflow", ScopeRead}, s.validate},
+		{Route{"GET /api/health", ""}, s.health, ""},
+		{Route{"GET /api/workflows", ScopeRead}, s.listWorkflows, ""},
+		{Route{"POST /api/workflows", ScopeWrite}, s.saveWorkflow, ""},
+		{Route{"GET /api/workflows/{id}", ScopeRead}, s.getWorkflow, ""},
+		{Route{"DELETE /api/workflows/{id}", ScopeWrite}, s.deleteWorkflow, ""},
+		{Route{"POST /api/workflows/{id}/run", ScopeWrite}, s.runWorkflow, ""},
+		{Route{"GET /api/nodes", ScopeRead}, s.nodes, ""},
+		{Route{"POST /api/validate-workflow", ScopeRead}, s.validate, ""},
+
+		{Route{"GET /api/credentials", ScopeRead}, s.listCredentials, ""},
+		{Route{"POST /api/credentials", ScopeWrite}, s.saveCredential, ""},
+		{Route{"DELETE /api/credentials/{id}", ScopeWrite}, s.deleteCredential, ""},
+
+		{Route{"GET /api/tokens", ScopeAdmin}, s.listTokens, msgTokenAdmin},
+		{Route{"POST /api/tokens", ScopeAdmin}, s.createToken, msgTokenAdmin},
+		{Route{"DELETE /api/tokens/{id}", ScopeAdmin}, s.revokeToken, msgTokenAdmin},
+		{Route{"GET /api/tokens/{id}/workflows", ScopeAdmin}, s.listGrants, msgTokenAdmin},
+		{Route{"POST /api/tokens/{id}/workflows/{workflow_id}", ScopeAdmin}, s.addGrant, msgTokenAdmin},
+		{Route{"DELETE /api/tokens/{id}/workflows/{workflow_id}", ScopeAdmin}, s.removeGrant, msgTokenAdmin},
 	}
 }
 

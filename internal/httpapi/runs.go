@@ -26,6 +26,9 @@ type runBody struct {
 // 200 with success false.
 func (s *Server) runWorkflow(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
+	if err := permitWorkflow(r, id); err != nil {
+		return err
+	}
 	var body runBody
 	if err := s.decodeBody(w, r, &body, true); err != nil {
 		return err
@@ -57,7 +60,11 @@ func (s *Server) runWorkflow(w http.ResponseWriter, r *http.Request) error {
 	record := time.AfterFunc(runningAfter, func() {
 		_ = s.store.RunStart(context.Background(), &store.Run{ID: runID, WorkflowID: id, Status: store.RunRunning, Trigger: "manual", StartedAt: started})
 	})
-	res := s.eng.Run(ctx, engine.Request{Plan: plan, RunID: runID, Variables: vars, Trigger: "manual"})
+	req := engine.Request{Plan: plan, RunID: runID, Variables: vars, Trigger: "manual"}
+	if s.creds != nil {
+		req.Secrets = s.creds.Values()
+	}
+	res := s.eng.Run(ctx, req)
 	record.Stop()
 	stop()
 	cancel()

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/svcrun/svc/internal/credential"
 	"github.com/svcrun/svc/internal/engine"
 	"github.com/svcrun/svc/internal/store"
 )
@@ -52,6 +53,18 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// NodeBundled reports the bundled runtime; nil reports it missing.
 	NodeBundled func(context.Context) NodeBundled
+	// Credentials is the credential store; nil makes the credential routes
+	// fail with 500.
+	Credentials *credential.Service
+	// RateLimit is the requests allowed per client IP per 60 seconds;
+	// zero means 300, negative turns the limiter off.
+	RateLimit int
+	// TrustedProxyCount is the number of proxy hops trusted in
+	// X-Forwarded-For; zero or less uses the socket address.
+	TrustedProxyCount int
+	// AllowOrigins are CORS origins allowed besides the loopback hosts,
+	// as scheme://host[:port] in lower case.
+	AllowOrigins []string
 }
 
 // Server serves the REST API.
@@ -61,6 +74,11 @@ type Server struct {
 	mux   *http.ServeMux
 	store store.Store
 	eng   *engine.Engine
+
+	creds   *credential.Service
+	limiter *rateLimiter // nil: off
+	streams chan struct{}
+	handler http.Handler
 
 	tokens tokenCache
 	plans  planCache
@@ -103,22 +121,31 @@ func New(opts Options) *Server {
 		opts: opts, log: opts.Logger.With("component", "httpapi"), mux: http.NewServeMux(),
 		store: opts.Store, eng: opts.Engine, slots: make(chan struct{}, opts.MaxConcurrentRuns),
 	}
+	s.creds = opts.Credentials
+	s.streams = make(chan struct{}, MaxStreams)
+	switch {
+	case opts.RateLimit == 0:
+		s.limiter = newRateLimiter(DefaultRateLimit, RateWindow, MaxTrackedClients)
+	case opts.RateLimit > 0:
+		s.limiter = newRateLimiter(opts.RateLimit, RateWindow, MaxTrackedClients)
+	}
 	s.tokens.store = opts.Store
 	s.plans.max = 4096
 	s.runs, s.cancelRuns = context.WithCancel(context.Background())
 	s.routes()
+	s.handler = s.guard(s.mux)
 	return s
 }
 
 // Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve serves on ln until ctx ends. Then runs in flight are cancelled (and
 // recorded as cancelled), the listener closes, and other connections get
 // ShutdownGrace to finish before they are closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

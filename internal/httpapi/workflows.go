@@ -38,7 +38,8 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, total, err := s.store.WorkflowList(r.Context(), store.ListOptions{Limit: limit, Offset: offset})
+	opts := store.ListOptions{Limit: limit, Offset: offset, IDs: grants(r)}
+	items, total, err := s.store.WorkflowList(r.Context(), opts)
 	if err != nil {
 		return err
 	}
@@ -99,6 +100,9 @@ func (s *Server) saveWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return errorf(http.StatusBadRequest, "workflow_json: %v", err)
 	}
+	if err := permitWorkflow(r, doc.ID); err != nil {
+		return err
+	}
 	canonical, err := json.Marshal(doc)
 	if err != nil {
 		return err
@@ -126,6 +130,9 @@ func (s *Server) saveWorkflow(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) error {
+	if err := permitWorkflow(r, r.PathValue("id")); err != nil {
+		return err
+	}
 	rec, err := s.store.WorkflowGet(r.Context(), r.PathValue("id"))
 	if errors.Is(err, store.ErrNotFound) {
 		return errorf(http.StatusNotFound, msgNotFound)
@@ -144,6 +151,9 @@ func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
+	if err := permitWorkflow(r, id); err != nil {
+		return err
+	}
 	err := s.store.WorkflowDelete(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return errorf(http.StatusNotFound, msgNotFound)
