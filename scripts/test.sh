@@ -22,7 +22,11 @@ if [ "$fuzztime" != "0" ]; then
 		"./internal/workflow FuzzValidate" \
 		"./internal/expr FuzzEval" \
 		"./internal/engine FuzzRun" \
-		"./internal/value FuzzAppendJSON"; do
+		"./internal/value FuzzAppendJSON" \
+		"./internal/httpapi FuzzBearer" \
+		"./internal/httpapi FuzzIfMatch" \
+		"./internal/httpapi FuzzClientAddr" \
+		"./internal/secret FuzzOpen"; do
 		set -- $target
 		go test -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" "$1"
 	done

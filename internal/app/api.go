@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,9 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svcrun/svc/internal/credential"
 	"github.com/svcrun/svc/internal/engine"
 	"github.com/svcrun/svc/internal/httpapi"
 	"github.com/svcrun/svc/internal/node"
+	"github.com/svcrun/svc/internal/secret"
 	"github.com/svcrun/svc/internal/store"
 	"github.com/svcrun/svc/internal/store/sqlite"
 	"github.com/svcrun/svc/internal/workflow"
@@ -43,6 +43,7 @@ type apiConfig struct {
 	TrustedProxyCount int // -1: unset
 	MaxConcurrentRuns int
 	MaxQueueWait      time.Duration
+	RateLimit         int
 	PluginDir         string
 	DataDir           string
 	Keychain          bool
@@ -77,6 +78,7 @@ func parseAPI(args []string, getenv func(string) string, stderr io.Writer) (*api
 	fs.IntVar(&c.TrustedProxyCount, "trusted-proxy-count", -1, "proxy hops trusted in X-Forwarded-For (unset: none)")
 	fs.IntVar(&c.MaxConcurrentRuns, "max-concurrent-runs", 10, "size of the global run semaphore")
 	fs.IntVar(&queueWait, "max-queue-wait-secs", 30, "how long a run request waits for a slot")
+	fs.IntVar(&c.RateLimit, "rate-limit", httpapi.DefaultRateLimit, "requests allowed per client IP per 60 seconds (0: no limit)")
 	fs.StringVar(&c.PluginDir, "plugin-dir", "", "directory of .wasm plugin files")
 	fs.StringVar(&c.DataDir, "data-dir", "", "data directory (default $XDG_DATA_HOME/svc or ~/.local/share/svc)")
 	fs.BoolVar(&c.Keychain, "keychain", false, "keep the credential key in the OS keyring")
@@ -126,6 +128,9 @@ func parseAPI(args []string, getenv func(string) string, stderr io.Writer) (*api
 	}
 	if c.MaxConcurrentRuns < 1 || c.MaxConcurrentRuns > 100_000 {
 		bad("--max-concurrent-runs: must be 1 to 100000")
+	}
+	if c.RateLimit < 0 {
+		bad("--rate-limit: must be 0 (no limit) or more")
 	}
 	if queueWait < 0 || queueWait > 86400 {
 		bad("--max-queue-wait-secs: must be 0 to 86400")
@@ -212,6 +217,10 @@ func apiCmd(ctx context.Context, args []string, getenv func(string) string, stde
 	} else if n > 0 {
 		log.Warn("runs left unfinished by the last stop are marked failed", "runs", n)
 	}
+	creds, err := openCredentials(ctx, st, c, log)
+	if err != nil {
+		return err
+	}
 	if err := initialToken(ctx, st, c, stderr); err != nil {
 		return err
 	}
@@ -220,11 +229,16 @@ func apiCmd(ctx context.Context, args []string, getenv func(string) string, stde
 		reg.SetEnabled(id, on)
 	}
 	eng := engine.New(engine.Options{
-		Registry: reg, Logger: log, Variables: st, Workflows: storeWorkflows{st},
+		Registry: reg, Logger: log, Variables: st, Workflows: storeWorkflows{st}, Credentials: creds,
 	})
+	rateLimit := c.RateLimit
+	if rateLimit == 0 {
+		rateLimit = -1 // off
+	}
 	srv := httpapi.New(httpapi.Options{
-		Store: st, Engine: eng, Logger: log,
+		Store: st, Engine: eng, Logger: log, Credentials: creds,
 		MaxConcurrentRuns: c.MaxConcurrentRuns, MaxQueueWait: c.MaxQueueWait,
+		RateLimit: rateLimit, TrustedProxyCount: c.TrustedProxyCount, AllowOrigins: c.AllowOrigins,
 		NodeBundled: nodeBundledCheck(getenv),
 	})
 	ln, err := net.Listen("tcp", net.JoinHostPort(c.Bind, strconv.Itoa(c.Port)))
@@ -235,21 +249,41 @@ func apiCmd(ctx context.Context, args []string, getenv func(string) string, stde
 	return srv.Serve(ctx, ln)
 }
 
+// openCredentials loads the credential key (rule 2 of spec/server.md
+// section 1: with credentials stored and no key, start-up fails) and the
+// credential store.
+func openCredentials(ctx context.Context, st store.Store, c *apiConfig, log *slog.Logger) (*credential.Service, error) {
+	n, err := st.CredentialCount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key, warnings, err := secret.LoadKey(secret.KeyOptions{DataDir: c.DataDir, Keychain: c.Keychain, HasCredentials: n > 0})
+	if err != nil {
+		return nil, fmt.Errorf("credential key: %w", err)
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	box, err := secret.NewBox(key)
+	if err != nil {
+		return nil, fmt.Errorf("credential key: %w", err)
+	}
+	return credential.Open(ctx, st, box)
+}
+
 // initialToken stores the --token/SVC_TOKEN token the first time it is seen
 // (a token revoked since stays revoked), or generates one and prints it.
 func initialToken(ctx context.Context, st store.Store, c *apiConfig, stderr io.Writer) error {
-	secret, label := c.Token, "initial token"
-	if secret == "" {
-		var b [32]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return err
-		}
-		secret, label = "svc_"+base64.RawURLEncoding.EncodeToString(b[:]), "generated at start-up"
-		fmt.Fprintf(stderr, "\nGenerated an access token with scopes read, write, admin. It is shown only this once:\n\n    %s\n\n", secret)
+	id, tok := httpapi.NewToken()
+	label := "generated at start-up"
+	if c.Token != "" {
+		tok, label = c.Token, "initial token"
+	} else {
+		fmt.Fprintf(stderr, "\nGenerated an access token with scopes read, write, admin. It is shown only this once:\n\n    %s\n\n", tok)
 	}
 	_, err := st.TokenInsert(ctx, &store.Token{
-		ID: engine.NewRunID()[:16], Label: label, Scopes: []string{httpapi.ScopeRead, httpapi.ScopeWrite, httpapi.ScopeAdmin},
-		SecretHash: httpapi.HashToken(secret), CreatedAt: time.Now(),
+		ID: id, Label: label, Scopes: []string{httpapi.ScopeRead, httpapi.ScopeWrite, httpapi.ScopeAdmin},
+		SecretHash: httpapi.HashToken(tok), CreatedAt: time.Now(),
 	})
 	return err
 }

@@ -94,6 +94,7 @@ func TestParseAPIRejects(t *testing.T) {
 		{[]string{"--trusted-proxy-count", "-2"}, "--trusted-proxy-count"},
 		{[]string{"--max-concurrent-runs", "0"}, "--max-concurrent-runs"},
 		{[]string{"--max-queue-wait-secs", "-1"}, "--max-queue-wait-secs"},
+		{[]string{"--rate-limit", "-1"}, "--rate-limit"},
 		{[]string{"--plugin-dir", "/does/not/exist"}, "--plugin-dir"},
 		{[]string{"--file-sandbox-dir", file}, "--file-sandbox-dir"},
 		{[]string{"--database-url", "mysql://x"}, "--database-url"},

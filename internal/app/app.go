@@ -27,6 +27,7 @@ commands:
   run FILE             run a workflow document once and print the run result
   validate FILE        print the validation report of a workflow document
   nodes                print the node catalog
+  tokens create|list|revoke   manage access tokens of a running server (tokens -h)
   version              print the engine version
 `
 
@@ -46,6 +47,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		err = validateCmd(args, stdin, stdout)
 	case "nodes":
 		err = nodesCmd(stdout)
+	case "tokens":
+		err = tokensCmd(ctx, args, os.Getenv, stdout, stderr)
 	case "version":
 		_, err = fmt.Fprintln(stdout, engine.Version)
 	case "help", "-h", "--help":

@@ -161,7 +161,7 @@ func TestCrash(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := []string{"SVC_TOKEN=" + testToken}
-	p := start(t, env, "--data-dir", dir)
+	p := start(t, env, "--data-dir", dir, "--rate-limit", "0")
 	c := p.client(t, testToken)
 	if _, err := c.SaveWorkflow(t.Context(), []byte(slowDoc("slow")), 0); err != nil {
 		t.Fatal(err)
@@ -296,5 +296,105 @@ func TestGracefulShutdown(t *testing.T) {
 	db.QueryRow(`SELECT status FROM runs WHERE workflow_id = 'slow'`).Scan(&status)
 	if status != "cancelled" {
 		t.Errorf("recorded status = %q; want cancelled", status)
+	}
+}
+
+// TestCredentialsAtRest: the database holds no plaintext secret, and with
+// credentials stored a restart without the key refuses to start.
+func TestCredentialsAtRest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := []string{"SVC_TOKEN=" + testToken}
+	p := start(t, env, "--data-dir", dir)
+	c := p.client(t, testToken)
+	const plain = "plaintext-credential-VALUE-7f3a9c"
+	if err := c.SaveCredential(t.Context(), client.CredentialRequest{ID: "api", Name: "API", Value: plain}); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.exited
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), plain) {
+			t.Errorf("%s holds the credential in plaintext", filepath.Base(f))
+		}
+	}
+	key := filepath.Join(dir, "credential.key")
+	if st, err := os.Stat(key); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v, %v; want mode 0600", st, err)
+	}
+
+	// The same key: the credential is still readable.
+	p = start(t, env, "--data-dir", dir)
+	if cs, err := p.client(t, testToken).ListCredentials(t.Context()); err != nil || len(cs) != 1 {
+		t.Fatalf("credentials after a restart = %v, %v", cs, err)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.exited
+
+	// No key: refuse to start, and make no new key.
+	if err := os.Remove(key); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "api", "--port", "0", "--data-dir", dir)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(string(out), "credential key") {
+		t.Errorf("start without the key: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(key); err == nil {
+		t.Error("a new key was made although credentials exist")
+	}
+}
+
+func TestTokensCommand(t *testing.T) {
+	t.Parallel()
+	p := start(t, []string{"SVC_TOKEN=" + testToken}, "--data-dir", t.TempDir())
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(binary, append([]string{"tokens"}, args...)...)
+		cmd.Env = append(os.Environ(), "SVC_TOKEN=", "SVC_SERVER="+p.url)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			return stdout.String() + stderr.String(), err
+		}
+		return stdout.String(), nil
+	}
+	out, err := run("create", "--label", "ci bot", "--scopes", "read", "--expires-in", "3600", "--workflow-ids", "w1,w2", "--token", testToken)
+	if err != nil {
+		t.Fatalf("tokens create: %v\n%s", err, out)
+	}
+	secret := strings.TrimSpace(out)
+	c := p.client(t, secret)
+	if _, _, err := c.GetWorkflow(t.Context(), "w3"); client.StatusOf(err) != 403 {
+		t.Errorf("the new token outside its grants: %v; want a 403", err)
+	}
+	out, err = run("list", "--token", testToken)
+	if err != nil || !strings.Contains(out, "ci bot") || !strings.Contains(out, "w1,w2") {
+		t.Fatalf("tokens list: %v\n%s", err, out)
+	}
+	var id string
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.Contains(line, "ci bot") {
+			id = strings.Fields(line)[0]
+		}
+	}
+	if out, err := run("revoke", id, "--token", testToken); err != nil {
+		t.Fatalf("tokens revoke: %v\n%s", err, out)
+	}
+	if _, err := c.ListWorkflows(t.Context(), 1, 0); client.StatusOf(err) != 401 {
+		t.Errorf("revoked token: %v; want a 401", err)
+	}
+	if out, err := run("create", "--scopes", "read", "--token", testToken); err == nil || !strings.Contains(out, "label") {
+		t.Errorf("create without a label: %v\n%s", err, out)
+	}
+	if out, err := run("list"); err == nil || !strings.Contains(out, "--token") {
+		t.Errorf("list without a token: %v\n%s", err, out)
 	}
 }
