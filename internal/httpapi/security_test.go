@@ -1,13 +1,16 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/svcrun/svc/internal/engine"
 	"github.com/svcrun/svc/internal/httpapi"
+	"github.com/svcrun/svc/internal/node"
 	"github.com/svcrun/svc/internal/store"
 )
 
@@ -329,5 +332,40 @@ func TestRateLimit(t *testing.T) {
 		{"198.51.100.3, 198.51.100.1", 429},
 	} {
 		wantStatus(t, "X-Forwarded-For "+tc.xff, p.do(t, "GET", "/api/health", "", "", "X-Forwarded-For", tc.xff), tc.status, "")
+	}
+}
+
+// TestCredentialFieldsResolve: a credential-resolved field naming a saved
+// credential receives its secret from the store, and the run result masks
+// it.
+func TestCredentialFieldsResolve(t *testing.T) {
+	t.Parallel()
+	reg := node.Default().Clone()
+	if err := reg.Add(&node.Spec{TypeID: "key_user", Inputs: []node.Port{node.InPort}, Outputs: []node.Port{node.OutPort}, Enabled: true,
+		Fields: []node.Field{{Name: "api_key", Kind: node.KindText, Credential: true}},
+		New: func(c node.Config) (node.Runner, error) {
+			return node.RunnerFunc(func(context.Context, node.Env) (node.Result, error) {
+				k := c.String("api_key")
+				return node.Result{Output: map[string]any{"length": len(k), "echo": k}}, nil
+			}), nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, func(o *httpapi.Options) {
+		o.Engine = engine.New(engine.Options{Registry: reg, Variables: o.Store.(node.VariableStore), Credentials: o.Credentials})
+	})
+	wantStatus(t, "save credential", s.do(t, "POST", "/api/credentials", writeToken, `{"id":"prod","name":"Prod","value":"sk-live-0123456789"}`), 200, "")
+	s.save(t, `{"id":"k","name":"K","nodes":[{"id":"t","node_type_id":"manual_trigger"},
+	 {"id":"u","node_type_id":"key_user","config":{"api_key":{"credential":"prod"}}}],"edges":[{"id":"e","from":"t","to":"u"}]}`)
+	r := s.do(t, "POST", "/api/workflows/k/run", writeToken, "")
+	m := r.json(t)
+	out, _ := m["node_outputs"].(map[string]any)["u"].(map[string]any)
+	if m["success"] != true || out["length"] != float64(len("sk-live-0123456789")) || out["echo"] != "***" {
+		t.Errorf("run = %s; want the secret resolved (length 18) and masked", r.body)
+	}
+	s.save(t, `{"id":"k2","name":"K2","nodes":[{"id":"t","node_type_id":"manual_trigger"},
+	 {"id":"u","node_type_id":"key_user","config":{"api_key":{"credential":"missing"}}}],"edges":[{"id":"e","from":"t","to":"u"}]}`)
+	if m := s.do(t, "POST", "/api/workflows/k2/run", writeToken, "").json(t); m["success"] != false || !strings.Contains(fmt.Sprint(m["error"]), "api_key") {
+		t.Errorf("a missing credential: %v; want a failed run naming api_key", m)
 	}
 }
