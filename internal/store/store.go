@@ -119,6 +119,33 @@ type Credential struct {
 	UpdatedAt                time.Time
 }
 
+// Job statuses as stored.
+const (
+	JobActive  = "active"
+	JobPaused  = "paused"
+	JobDone    = "done"
+	JobError   = "error"
+	JobStopped = "stopped"
+)
+
+// Job is a workflow's background job: one per workflow.
+type Job struct {
+	WorkflowID   string
+	WorkflowName string
+	// Trigger is the trigger as JSON: {"type": <node type id>, "node_id":
+	// ..., "config": {...}}. It holds a Webhook secret as saved; the API
+	// redacts it.
+	Trigger      []byte
+	Status       string
+	AlwaysOn     bool
+	RunCount     int64
+	LastRunAt    *time.Time
+	NextRunAt    *time.Time
+	CreatedAt    time.Time
+	LastError    *string
+	PortOverride *int
+}
+
 // Store keeps workflows, runs, variables and tokens. Implementations are
 // safe for concurrent use. Writes are durable when they return.
 type Store interface {
@@ -177,6 +204,19 @@ type Store interface {
 	CredentialDelete(ctx context.Context, id string) error
 	// CredentialCount counts the saved credentials.
 	CredentialCount(ctx context.Context) (int, error)
+
+	// JobPut creates or replaces a workflow's job. On replace the creation
+	// time is kept.
+	JobPut(ctx context.Context, j *Job) error
+	JobGet(ctx context.Context, workflowID string) (*Job, error)
+	// JobList pages the jobs ordered by workflow id; opts.IDs filters
+	// before paging and total counts the filtered jobs.
+	JobList(ctx context.Context, opts ListOptions) (items []Job, total int, err error)
+	// JobsAlwaysOn lists the jobs to start again after a restart: those
+	// with AlwaysOn set and status active.
+	JobsAlwaysOn(ctx context.Context) ([]Job, error)
+	// JobDelete removes a job; a job not stored is no error.
+	JobDelete(ctx context.Context, workflowID string) error
 
 	Close() error
 }

@@ -4,9 +4,11 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +42,10 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentGrantRemove", testConcurrentGrantRemove},
 		{"Credentials", testCredentials},
 		{"CredentialPut", testCredentialPut},
+		{"Jobs", testJobs},
+		{"JobList", testJobList},
+		{"JobsAlwaysOn", testJobsAlwaysOn},
+		{"JobDelete", testJobDelete},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -728,5 +734,211 @@ func testCredentialPut(t *testing.T, s store.Store) {
 	}
 	if n, err := s.CredentialCount(ctx); n != 1 || err != nil {
 		t.Errorf("CredentialCount = %d, %v; want 1", n, err)
+	}
+}
+
+// jobString shows a job with its times in Unix milliseconds and its
+// trigger re-encoded, so that jobs compare by value whatever the time zone
+// or JSON spacing a store returns.
+func jobString(j *store.Job) string {
+	if j == nil {
+		return "<nil>"
+	}
+	trigger := string(j.Trigger)
+	var v any
+	if err := json.Unmarshal(j.Trigger, &v); err == nil {
+		b, _ := json.Marshal(v)
+		trigger = string(b)
+	}
+	lastError, port := "nil", "nil"
+	if j.LastError != nil {
+		lastError = strconv.Quote(*j.LastError)
+	}
+	if j.PortOverride != nil {
+		port = strconv.Itoa(*j.PortOverride)
+	}
+	return fmt.Sprintf("%s %q trigger %s status %s always_on %v runs %d last_run %s next_run %s created %d last_error %s port %s",
+		j.WorkflowID, j.WorkflowName, trigger, j.Status, j.AlwaysOn, j.RunCount,
+		msString(j.LastRunAt), msString(j.NextRunAt), j.CreatedAt.UnixMilli(), lastError, port)
+}
+
+func job(id, status string, alwaysOn bool, created time.Time) *store.Job {
+	return &store.Job{WorkflowID: id, WorkflowName: "name of " + id, Status: status, AlwaysOn: alwaysOn, CreatedAt: created,
+		Trigger: []byte(fmt.Sprintf(`{"type":"trigger.schedule","node_id":"t","config":{"cron":"*/5 * * * *","workflow":%q}}`, id))}
+}
+
+func testJobs(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if got, err := s.JobGet(ctx, "w"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("JobGet(missing) = %s, %v; want ErrNotFound", jobString(got), err)
+	}
+	created := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	lastRun, nextRun := created.Add(10*time.Minute), created.Add(2*time.Hour)
+	bare := job("w", store.JobPaused, false, created)
+	full := &store.Job{WorkflowID: "w", WorkflowName: "Renamed",
+		Trigger: []byte(`{"type":"trigger.webhook","node_id":"hook","config":{"path":"/in","secret":"s3cret"}}`),
+		Status:  store.JobError, AlwaysOn: true, RunCount: 7, LastRunAt: &lastRun, NextRunAt: &nextRun,
+		CreatedAt: created.Add(time.Minute), LastError: ptr("it broke"), PortOverride: ptr(8081)}
+	// Each step runs on the state the steps before it left; want is the
+	// stored job afterwards.
+	tests := []struct {
+		name string
+		put  *store.Job
+		want *store.Job
+	}{{
+		name: "create with every pointer nil",
+		put:  bare,
+		want: bare,
+	}, {
+		name: "replace setting every field keeps the creation time",
+		put:  full,
+		want: &store.Job{WorkflowID: "w", WorkflowName: "Renamed", Trigger: full.Trigger, Status: store.JobError, AlwaysOn: true,
+			RunCount: 7, LastRunAt: &lastRun, NextRunAt: &nextRun, CreatedAt: created, LastError: ptr("it broke"), PortOverride: ptr(8081)},
+	}, {
+		name: "replace clearing the pointers",
+		put:  job("w", store.JobActive, false, created.Add(time.Hour)),
+		want: job("w", store.JobActive, false, created),
+	}}
+	for _, tt := range tests {
+		if err := s.JobPut(ctx, tt.put); err != nil {
+			t.Fatalf("%s: JobPut = %v", tt.name, err)
+		}
+		got, err := s.JobGet(ctx, "w")
+		if err != nil || jobString(got) != jobString(tt.want) {
+			t.Errorf("%s: JobGet =\n%s, %v; want\n%s", tt.name, jobString(got), err, jobString(tt.want))
+		}
+	}
+
+	// A second job with every field set round-trips beside the first.
+	other := *full
+	other.WorkflowID = "x"
+	if err := s.JobPut(ctx, &other); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.JobGet(ctx, "x"); err != nil || jobString(got) != jobString(&other) {
+		t.Errorf("JobGet(x) =\n%s, %v; want\n%s", jobString(got), err, jobString(&other))
+	}
+}
+
+func jobIDs(jobs []store.Job) []string {
+	ids := []string{}
+	for _, j := range jobs {
+		ids = append(ids, j.WorkflowID)
+	}
+	return ids
+}
+
+func testJobList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if items, total, err := s.JobList(ctx, store.ListOptions{Limit: 10}); err != nil || total != 0 || len(items) != 0 {
+		t.Errorf("JobList(empty store) = %v, %d, %v; want none", jobIDs(items), total, err)
+	}
+	created := time.Now().Truncate(time.Millisecond)
+	// Put out of order: the list is by workflow id.
+	for _, i := range []int{7, 3, 11, 0, 5, 9, 1, 10, 2, 8, 4, 6} {
+		if err := s.JobPut(ctx, job(fmt.Sprintf("w%02d", i), store.JobActive, i%2 == 0, created)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name      string
+		opts      store.ListOptions
+		want      []string
+		wantTotal int
+	}{
+		{"first page", store.ListOptions{Limit: 5}, []string{"w00", "w01", "w02", "w03", "w04"}, 12},
+		{"last page", store.ListOptions{Limit: 5, Offset: 10}, []string{"w10", "w11"}, 12},
+		{"past the end", store.ListOptions{Limit: 5, Offset: 20}, []string{}, 12},
+		{"restricted", store.ListOptions{Limit: 2, IDs: []string{"w09", "ghost", "w03", "w07"}}, []string{"w03", "w07"}, 3},
+		{"restricted second page", store.ListOptions{Limit: 2, Offset: 2, IDs: []string{"w09", "ghost", "w03", "w07"}}, []string{"w09"}, 3},
+		{"restricted to none stored", store.ListOptions{Limit: 10, IDs: []string{"ghost"}}, []string{}, 0},
+		{"empty restriction", store.ListOptions{Limit: 10, IDs: []string{}}, []string{}, 0},
+	}
+	for _, tt := range tests {
+		items, total, err := s.JobList(ctx, tt.opts)
+		if err != nil || total != tt.wantTotal || !reflect.DeepEqual(jobIDs(items), tt.want) || items == nil {
+			t.Errorf("%s: JobList(%+v) = %#v, %d, %v; want %v, %d", tt.name, tt.opts, jobIDs(items), total, err, tt.want, tt.wantTotal)
+		}
+	}
+	items, _, err := s.JobList(ctx, store.ListOptions{Limit: 1, Offset: 4})
+	if want := job("w04", store.JobActive, true, created); err != nil || len(items) != 1 || jobString(&items[0]) != jobString(want) {
+		t.Errorf("JobList item = %v, %v; want %s", items, err, jobString(want))
+	}
+}
+
+func testJobsAlwaysOn(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if got, err := s.JobsAlwaysOn(ctx); err != nil || len(got) != 0 {
+		t.Errorf("JobsAlwaysOn(empty store) = %v, %v; want none", jobIDs(got), err)
+	}
+	created := time.Now().Truncate(time.Millisecond)
+	jobs := []*store.Job{
+		job("on-b", store.JobActive, true, created),
+		job("on-a", store.JobActive, true, created),
+		job("off", store.JobActive, false, created),
+		job("paused", store.JobPaused, true, created),
+		job("done", store.JobDone, true, created),
+		job("error", store.JobError, true, created),
+		job("stopped", store.JobStopped, true, created),
+	}
+	for _, j := range jobs {
+		if err := s.JobPut(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.JobsAlwaysOn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b store.Job) int { return strings.Compare(a.WorkflowID, b.WorkflowID) })
+	if ids := jobIDs(got); !reflect.DeepEqual(ids, []string{"on-a", "on-b"}) {
+		t.Fatalf("JobsAlwaysOn = %v; want [on-a on-b]", ids)
+	}
+	if jobString(&got[0]) != jobString(jobs[1]) {
+		t.Errorf("JobsAlwaysOn[0] = %s; want %s", jobString(&got[0]), jobString(jobs[1]))
+	}
+	// Pausing a job takes it off the list.
+	if err := s.JobPut(ctx, job("on-b", store.JobPaused, true, created)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.JobsAlwaysOn(ctx); err != nil || !reflect.DeepEqual(jobIDs(got), []string{"on-a"}) {
+		t.Errorf("JobsAlwaysOn after a pause = %v, %v; want [on-a]", jobIDs(got), err)
+	}
+}
+
+func testJobDelete(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	created := time.Now().Truncate(time.Millisecond)
+	for _, id := range []string{"keep", "gone", "wf-gone"} {
+		if err := s.JobPut(ctx, job(id, store.JobActive, true, created)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"gone", "gone", "never"} { // deleting a job not stored is no error
+		if err := s.JobDelete(ctx, id); err != nil {
+			t.Errorf("JobDelete(%q) = %v; want nil", id, err)
+		}
+	}
+	if got, err := s.JobGet(ctx, "gone"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("JobGet(deleted) = %s, %v; want ErrNotFound", jobString(got), err)
+	}
+	// Deleting a workflow deletes its job.
+	for _, id := range []string{"keep", "wf-gone"} {
+		if _, err := s.WorkflowPut(ctx, wf(id, id), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.WorkflowDelete(ctx, "wf-gone"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.JobGet(ctx, "wf-gone"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("JobGet(deleted workflow) = %s, %v; want ErrNotFound", jobString(got), err)
+	}
+	if got, err := s.JobGet(ctx, "keep"); err != nil || jobString(got) != jobString(job("keep", store.JobActive, true, created)) {
+		t.Errorf("JobGet(kept) = %s, %v", jobString(got), err)
+	}
+	items, total, err := s.JobList(ctx, store.ListOptions{Limit: 10})
+	if err != nil || total != 1 || !reflect.DeepEqual(jobIDs(items), []string{"keep"}) {
+		t.Errorf("JobList after deletes = %v, %d, %v; want [keep], 1", jobIDs(items), total, err)
 	}
 }
