@@ -3,6 +3,7 @@ module github.com/svcrun/svc
 go 1.26.8
 
 require (
+	github.com/adhocore/gronx v1.20.4
 	github.com/expr-lang/expr v1.17.8
 	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/crypto v0.58.0

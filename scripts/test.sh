@@ -26,7 +26,8 @@ if [ "$fuzztime" != "0" ]; then
 		"./internal/httpapi FuzzBearer" \
 		"./internal/httpapi FuzzIfMatch" \
 		"./internal/httpapi FuzzClientAddr" \
-		"./internal/secret FuzzOpen"; do
+		"./internal/secret FuzzOpen" \
+		"./internal/schedule FuzzParseCron"; do
 		set -- $target
 		go test -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" "$1"
 	done
