@@ -18,8 +18,10 @@ import (
 
 	"github.com/svcrun/svc/internal/credential"
 	"github.com/svcrun/svc/internal/engine"
+	"github.com/svcrun/svc/internal/events"
 	"github.com/svcrun/svc/internal/httpapi"
 	"github.com/svcrun/svc/internal/node"
+	"github.com/svcrun/svc/internal/scheduler"
 	"github.com/svcrun/svc/internal/secret"
 	"github.com/svcrun/svc/internal/store"
 	"github.com/svcrun/svc/internal/store/sqlite"
@@ -228,15 +230,18 @@ func apiCmd(ctx context.Context, args []string, getenv func(string) string, stde
 	for id, on := range c.dangerous() {
 		reg.SetEnabled(id, on)
 	}
+	hub := events.New(events.Options{})
+	defer hub.Close()
 	eng := engine.New(engine.Options{
-		Registry: reg, Logger: log, Variables: st, Workflows: storeWorkflows{st}, Credentials: creds,
+		Registry: reg, Logger: log, Variables: st, Workflows: storeWorkflows{st}, Credentials: creds, Events: hub,
 	})
 	rateLimit := c.RateLimit
 	if rateLimit == 0 {
 		rateLimit = -1 // off
 	}
+	sched := scheduler.New(scheduler.Options{Store: st, Engine: eng, Events: hub, Logger: log, Secrets: creds.Values})
 	srv := httpapi.New(httpapi.Options{
-		Store: st, Engine: eng, Logger: log, Credentials: creds,
+		Store: st, Engine: eng, Logger: log, Credentials: creds, Events: hub, Scheduler: sched,
 		MaxConcurrentRuns: c.MaxConcurrentRuns, MaxQueueWait: c.MaxQueueWait,
 		RateLimit: rateLimit, TrustedProxyCount: c.TrustedProxyCount, AllowOrigins: c.AllowOrigins,
 		NodeBundled: nodeBundledCheck(getenv),
@@ -246,7 +251,21 @@ func apiCmd(ctx context.Context, args []string, getenv func(string) string, stde
 		return err
 	}
 	log.Info("svc-server listening", "url", "http://"+ln.Addr().String(), "data_dir", c.DataDir, "engine", engine.Version)
-	return srv.Serve(ctx, ln)
+	resumed := make(chan struct{})
+	go func() {
+		defer close(resumed)
+		if err := sched.Resume(ctx); err != nil && ctx.Err() == nil {
+			log.Error("cannot resume the stored jobs", "err", err)
+		}
+	}()
+	err = srv.Serve(ctx, ln)
+	<-resumed
+	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if cerr := sched.Close(closeCtx); cerr != nil {
+		log.Error("cannot record the jobs paused at shutdown", "err", cerr)
+	}
+	return err
 }
 
 // openCredentials loads the credential key (rule 2 of spec/server.md

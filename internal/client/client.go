@@ -105,15 +105,7 @@ func (c *Client) do(ctx context.Context, method, path string, body any, header h
 		return nil, err
 	}
 	if resp.StatusCode >= 300 {
-		e := &Error{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
-		var eb struct {
-			Error             string `json:"error"`
-			CurrentRowVersion int64  `json:"current_row_version"`
-		}
-		if json.Unmarshal(data, &eb) == nil {
-			e.Message, e.CurrentRowVersion = eb.Error, eb.CurrentRowVersion
-		}
-		return resp.Header, e
+		return resp.Header, responseError(resp, data)
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -121,6 +113,20 @@ func (c *Client) do(ctx context.Context, method, path string, body any, header h
 		}
 	}
 	return resp.Header, nil
+}
+
+// responseError is the *Error of a response with a status of 300 or more
+// and its body.
+func responseError(resp *http.Response, body []byte) *Error {
+	e := &Error{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+	var eb struct {
+		Error             string `json:"error"`
+		CurrentRowVersion int64  `json:"current_row_version"`
+	}
+	if json.Unmarshal(body, &eb) == nil {
+		e.Message, e.CurrentRowVersion = eb.Error, eb.CurrentRowVersion
+	}
+	return e
 }
 
 // Health is GET /api/health.

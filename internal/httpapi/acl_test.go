@@ -55,7 +55,16 @@ func TestAuthorizationMatrix(t *testing.T) {
 		"POST /api/workflows/{id}/run": {"write", aclPreCheck, 200, fixed("POST", "/api/workflows/w/run", "")},
 		"GET /api/nodes":               {"read", aclUnbound, 200, fixed("GET", "/api/nodes", "")},
 		"POST /api/validate-workflow":  {"read", aclUnbound, 200, fixed("POST", "/api/validate-workflow", envelope(simple("x")))},
-		"GET /api/credentials":         {"read", aclServerWide, 200, fixed("GET", "/api/credentials", "")},
+		"GET /api/events":              {"read", aclPreCheck, 200, fixed("GET", "/api/events?workflow_id=w", "")},
+		"GET /api/scheduler":           {"read", aclFiltered, 200, fixed("GET", "/api/scheduler", "")},
+		"POST /api/scheduler/{id}/start": {"write", aclPreCheck, 200, func(int64) (string, string, string) {
+			if _, err := s.st.WorkflowPut(t.Context(), &store.Workflow{ID: "w", Name: "W", Doc: []byte(scheduled("w"))}, nil); err != nil {
+				t.Fatal(err)
+			}
+			return "POST", "/api/scheduler/w/start", ""
+		}},
+		"POST /api/scheduler/{id}/stop": {"write", aclPreCheck, 200, fixed("POST", "/api/scheduler/w/stop", "")},
+		"GET /api/credentials":          {"read", aclServerWide, 200, fixed("GET", "/api/credentials", "")},
 		"POST /api/credentials": {"write", aclServerWide, 200, func(n int64) (string, string, string) {
 			return "POST", "/api/credentials", fmt.Sprintf(`{"id":"c%d","name":"C","value":"v%d"}`, n, n)
 		}},

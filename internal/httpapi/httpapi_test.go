@@ -17,6 +17,7 @@ import (
 	"github.com/svcrun/svc/internal/httpapi"
 	"github.com/svcrun/svc/internal/node"
 	_ "github.com/svcrun/svc/internal/nodes/builtin"
+	"github.com/svcrun/svc/internal/scheduler"
 	"github.com/svcrun/svc/internal/secret"
 	"github.com/svcrun/svc/internal/store"
 	"github.com/svcrun/svc/internal/store/sqlite"
@@ -43,6 +44,7 @@ type testServer struct {
 	st    *sqlite.Store
 	api   *httpapi.Server
 	creds *credential.Service
+	sched *scheduler.Scheduler
 }
 
 // newServer starts the API over real loopback HTTP with a real SQLite store.
@@ -82,8 +84,9 @@ func newServer(t *testing.T, tweak func(*httpapi.Options)) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := httpapi.Options{Store: st, Engine: engine.New(engine.Options{Registry: node.Default(), Variables: st, Credentials: creds}),
-		Credentials: creds, RateLimit: -1}
+	eng := engine.New(engine.Options{Registry: node.Default(), Variables: st, Credentials: creds})
+	sched := scheduler.New(scheduler.Options{Store: st, Engine: eng})
+	opts := httpapi.Options{Store: st, Engine: eng, Credentials: creds, RateLimit: -1, Scheduler: sched}
 	if tweak != nil {
 		tweak(&opts)
 	}
@@ -91,9 +94,10 @@ func newServer(t *testing.T, tweak func(*httpapi.Options)) *testServer {
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(func() {
 		hs.Close()
+		sched.Close(context.Background())
 		st.Close()
 	})
-	return &testServer{url: hs.URL, st: st, api: api, creds: creds}
+	return &testServer{url: hs.URL, st: st, api: api, creds: creds, sched: sched}
 }
 
 type response struct {
@@ -141,6 +145,9 @@ func (s *testServer) doCtx(ctx context.Context, t *testing.T, method, path, toke
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.Header.Get("Content-Type") == "text/event-stream" {
+		return response{resp.StatusCode, resp.Header, nil} // a stream: its headers only
+	}
 	b, _ := io.ReadAll(resp.Body)
 	return response{resp.StatusCode, resp.Header, b}
 }
@@ -158,6 +165,14 @@ func simple(id string) string {
 	 {"id":"s","node_type_id":"set_variable","config":{"key":"x","value":"{{ $input.n * ($vars.k ?? 1) }}"}},
 	 {"id":"o","node_type_id":"output","config":{"field":"value"}}],
 	 "edges":[{"id":"e1","from":"t","to":"s"},{"id":"e2","from":"s","to":"o"}]}`, id, id)
+}
+
+// scheduled is a workflow fired every hour by a Schedule trigger.
+func scheduled(id string) string {
+	return fmt.Sprintf(`{"id":%q,"name":"Scheduled %s","nodes":[
+	 {"id":"t","node_type_id":"schedule","config":{"mode":"interval","interval_secs":3600}},
+	 {"id":"o","node_type_id":"output","config":{"field":"mode"}}],
+	 "edges":[{"id":"e1","from":"t","to":"o"}]}`, id, id)
 }
 
 func (s *testServer) save(t *testing.T, doc string) int64 {

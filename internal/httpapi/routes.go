@@ -70,6 +70,11 @@ func (s *Server) table() []route {
 		{Route{"POST /api/workflows/{id}/run", ScopeWrite}, s.runWorkflow, ""},
 		{Route{"GET /api/nodes", ScopeRead}, s.nodes, ""},
 		{Route{"POST /api/validate-workflow", ScopeRead}, s.validate, ""},
+		{Route{"GET /api/events", ScopeRead}, s.streamEvents, ""},
+
+		{Route{"GET /api/scheduler", ScopeRead}, s.listJobs, ""},
+		{Route{"POST /api/scheduler/{id}/start", ScopeWrite}, s.startJob, ""},
+		{Route{"POST /api/scheduler/{id}/stop", ScopeWrite}, s.stopJob, ""},
 
 		{Route{"GET /api/credentials", ScopeRead}, s.listCredentials, ""},
 		{Route{"POST /api/credentials", ScopeWrite}, s.saveCredential, ""},

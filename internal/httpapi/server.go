@@ -14,6 +14,8 @@ import (
 
 	"github.com/svcrun/svc/internal/credential"
 	"github.com/svcrun/svc/internal/engine"
+	"github.com/svcrun/svc/internal/events"
+	"github.com/svcrun/svc/internal/scheduler"
 	"github.com/svcrun/svc/internal/store"
 )
 
@@ -65,6 +67,15 @@ type Options struct {
 	// AllowOrigins are CORS origins allowed besides the loopback hosts,
 	// as scheme://host[:port] in lower case.
 	AllowOrigins []string
+	// Events is the hub GET /api/events streams from; nil means a hub of
+	// the server's own that nothing publishes to.
+	Events *events.Hub
+	// StreamKeepAlive is how long an event stream stays silent before a
+	// keep-alive comment; zero means 30 seconds.
+	StreamKeepAlive time.Duration
+	// Scheduler runs the background jobs; nil makes start and stop fail
+	// with 500.
+	Scheduler *scheduler.Scheduler
 }
 
 // Server serves the REST API.
@@ -76,6 +87,7 @@ type Server struct {
 	eng   *engine.Engine
 
 	creds   *credential.Service
+	sched   *scheduler.Scheduler
 	limiter *rateLimiter // nil: off
 	streams chan struct{}
 	handler http.Handler
@@ -88,6 +100,10 @@ type Server struct {
 	// runs is cancelled at shutdown: runs in flight end as cancelled.
 	runs       context.Context
 	cancelRuns context.CancelFunc
+	// hub feeds the event streams; endStreams ends them at shutdown.
+	hub        *events.Hub
+	streamsEnd context.Context
+	endStreams context.CancelFunc
 	catalogMu  sync.Mutex
 	catalog    []byte // GET /api/nodes, built once
 }
@@ -121,7 +137,7 @@ func New(opts Options) *Server {
 		opts: opts, log: opts.Logger.With("component", "httpapi"), mux: http.NewServeMux(),
 		store: opts.Store, eng: opts.Engine, slots: make(chan struct{}, opts.MaxConcurrentRuns),
 	}
-	s.creds = opts.Credentials
+	s.creds, s.sched = opts.Credentials, opts.Scheduler
 	s.streams = make(chan struct{}, MaxStreams)
 	switch {
 	case opts.RateLimit == 0:
@@ -132,6 +148,7 @@ func New(opts Options) *Server {
 	s.tokens.store = opts.Store
 	s.plans.max = 4096
 	s.runs, s.cancelRuns = context.WithCancel(context.Background())
+	s.initStreams()
 	s.routes()
 	s.handler = s.guard(s.mux)
 	return s
@@ -141,8 +158,8 @@ func New(opts Options) *Server {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve serves on ln until ctx ends. Then runs in flight are cancelled (and
-// recorded as cancelled), the listener closes, and other connections get
-// ShutdownGrace to finish before they are closed.
+// recorded as cancelled), event streams end, the listener closes, and other
+// connections get ShutdownGrace to finish before they are closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.handler,
@@ -154,11 +171,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-served:
 		s.cancelRuns()
+		s.endStreams()
 		return err
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", "grace", s.opts.ShutdownGrace)
 	s.cancelRuns()
+	// Shutdown waits for handlers to return, and an event stream never
+	// returns by itself: end the streams first, so that the grace is only
+	// for other connections.
+	s.endStreams()
 	grace, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
 	defer cancel()
 	err := hs.Shutdown(grace)

@@ -162,6 +162,9 @@ func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.plans.drop(id)
+	if s.sched != nil {
+		s.sched.Forget(id)
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	return nil
 }

@@ -1,5 +1,6 @@
-// Package trigger holds the trigger nodes that start a workflow. The
-// Webhook and Schedule triggers, which need the scheduler, are not built yet.
+// Package trigger holds the trigger nodes that start a workflow: Manual
+// Trigger, Webhook and Schedule. The nodes only emit the event that started
+// the run; package scheduler binds the listeners and fires the schedules.
 package trigger
 
 import (

@@ -1,0 +1,571 @@
+// Package scheduler runs workflows in the background (spec/server.md,
+// Scheduler): one job per workflow, fired by its Schedule trigger (interval,
+// cron, once) or by requests to its Webhook trigger's listener. Jobs are
+// stored, so that those started with always_on come back after a restart.
+//
+// Job statuses: a started job is active; Stop makes it stopped; a once
+// schedule that has fired is done; a job that cannot go on (its workflow was
+// deleted or no longer parses, its listener failed) is error. At shutdown
+// the active jobs without always_on become paused: they do not come back by
+// themselves, and start resumes them. Firings missed while the server was
+// down are not replayed: a restarted job fires next at its next time after
+// the restart.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/svcrun/svc/internal/engine"
+	"github.com/svcrun/svc/internal/events"
+	"github.com/svcrun/svc/internal/node"
+	"github.com/svcrun/svc/internal/nodes/trigger"
+	"github.com/svcrun/svc/internal/schedule"
+	"github.com/svcrun/svc/internal/store"
+	"github.com/svcrun/svc/internal/value"
+	"github.com/svcrun/svc/internal/workflow"
+)
+
+// Publisher receives the scheduler's events (an *events.Hub). Publish must
+// not block.
+type Publisher interface {
+	Publish(events.Event)
+}
+
+// Options configure a Scheduler. Store and Engine are required.
+type Options struct {
+	Store  store.Store
+	Engine *engine.Engine
+	Events Publisher
+	Logger *slog.Logger
+	// Secrets returns the values to mask in run results (saved
+	// credentials).
+	Secrets func() []string
+	// Host is the address webhook listeners bind: 127.0.0.1 unless a test
+	// says otherwise.
+	Host string
+}
+
+// RejectError is a start the scheduler refuses: the workflow is missing,
+// not schedulable, its trigger's config is invalid, or its port is taken.
+// The REST route answers 400 with its message.
+type RejectError struct{ Msg string }
+
+// Error returns the message.
+func (e *RejectError) Error() string { return e.Msg }
+
+// ErrClosed is the error of a start after Close.
+var ErrClosed = errors.New("scheduler: closed")
+
+func reject(format string, args ...any) error { return &RejectError{fmt.Sprintf(format, args...)} }
+
+// Scheduler runs the background jobs.
+type Scheduler struct {
+	opts Options
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	jobs      map[string]*job
+	listeners map[int]*listener
+	closed    bool
+
+	runs    context.Context // cancelled by Close
+	cancel  context.CancelFunc
+	running sync.WaitGroup
+}
+
+// New returns a scheduler with no jobs; Resume starts the stored ones.
+func New(opts Options) *Scheduler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Host == "" {
+		opts.Host = "127.0.0.1"
+	}
+	if opts.Secrets == nil {
+		opts.Secrets = func() []string { return nil }
+	}
+	s := &Scheduler{opts: opts, log: opts.Logger.With("component", "scheduler"),
+		jobs: map[string]*job{}, listeners: map[int]*listener{}}
+	s.runs, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+func (s *Scheduler) publish(typ, workflowID string, payload map[string]any) {
+	if s.opts.Events != nil {
+		s.opts.Events.Publish(events.Event{Type: typ, WorkflowID: workflowID, Payload: payload})
+	}
+}
+
+// job is a started job.
+type job struct {
+	id      string
+	kind    string // interval, cron, once, webhook
+	spec    *schedule.Spec
+	hook    *hookConfig
+	port    int
+	stopped atomic.Bool
+	busy    atomic.Bool // a scheduled run is in progress
+
+	mu      sync.Mutex // guards what follows
+	row     store.Job
+	plan    *engine.Plan
+	version int64
+	timer   *time.Timer
+	next    time.Time
+	dedup   map[[32]byte]time.Time
+}
+
+// findTrigger finds the workflow's background trigger: the first enabled
+// Schedule or Webhook node.
+func findTrigger(doc *workflow.Workflow) *workflow.Node {
+	for i := range doc.Nodes {
+		n := &doc.Nodes[i]
+		if !n.Disabled && (n.NodeTypeID == "schedule" || n.NodeTypeID == "webhook") {
+			return n
+		}
+	}
+	return nil
+}
+
+// Start starts (or restarts) a workflow's job. alwaysOn nil keeps the
+// stored setting (false for a job never started); port overrides a Webhook
+// trigger's port.
+func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *int) error {
+	rec, err := s.opts.Store.WorkflowGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return reject("workflow %q not found", id)
+	}
+	if err != nil {
+		return err
+	}
+	doc, err := workflow.Parse(rec.Doc)
+	if err != nil {
+		return reject("workflow %q does not parse: %v", id, err)
+	}
+	trig := findTrigger(doc)
+	if trig == nil {
+		return reject("workflow %q cannot run in the background: it has no enabled Schedule or Webhook trigger", id)
+	}
+	spec, ok := s.opts.Engine.Registry().Lookup(trig.NodeTypeID)
+	if !ok {
+		return reject("node %q: type %q is not registered", trig.ID, trig.NodeTypeID)
+	}
+	cfg, err := spec.Decode(trig.Config)
+	if err != nil {
+		return reject("node %q: %v (%s)", trig.ID, err, node.CodeOf(err))
+	}
+	j := &job{id: id, version: rec.RowVersion, plan: s.opts.Engine.Prepare(doc)}
+	switch trig.NodeTypeID {
+	case "webhook":
+		j.kind = "webhook"
+		j.hook = newHookConfig(cfg)
+		j.port = cfg.Int("port")
+		if port != nil {
+			if *port < 1024 || *port > 65535 {
+				return reject("port_override: %d is outside 1024 to 65535 (%s)", *port, "INVALID_PORT")
+			}
+			j.port = *port
+		}
+	case "schedule":
+		sp, err := trigger.ParseSchedule(cfg)
+		if err != nil {
+			return reject("node %q: %v (%s)", trig.ID, err, node.CodeOf(err))
+		}
+		j.spec, j.kind = sp, sp.Kind
+		next, ok := sp.Next(time.Time{}, time.Now().UTC())
+		if !ok {
+			return reject("node %q: the schedule can never fire (a once run_at in the past, or a date that does not exist)", trig.ID)
+		}
+		j.next = next
+	}
+
+	prev, err := s.opts.Store.JobGet(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		prev = &store.Job{CreatedAt: time.Now()}
+	case err != nil:
+		return err
+	}
+	j.row = *prev
+	j.row.WorkflowID, j.row.WorkflowName, j.row.Status = id, doc.Name, store.JobActive
+	j.row.LastError = nil
+	if alwaysOn != nil {
+		j.row.AlwaysOn = *alwaysOn
+	}
+	j.row.PortOverride = port
+	j.row.Trigger = triggerJSON(trig)
+	j.row.NextRunAt = nil
+	if !j.next.IsZero() {
+		next := j.next
+		j.row.NextRunAt = &next
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	old := s.jobs[id]
+	if old != nil {
+		s.disarm(old)
+	}
+	if j.kind == "webhook" {
+		if err := s.listen(j); err != nil {
+			if old != nil {
+				s.rearm(old)
+			}
+			return err
+		}
+	}
+	if err := s.opts.Store.JobPut(ctx, &j.row); err != nil {
+		if j.kind == "webhook" {
+			s.unlisten(j)
+		}
+		if old != nil {
+			s.rearm(old)
+		}
+		return err
+	}
+	s.jobs[id] = j
+	if j.kind != "webhook" {
+		s.arm(j)
+	}
+	s.publishStatus(j, "waiting", nil)
+	if n, ok := value.NumberOrText(trig.Config["interval_secs"]); ok && j.kind == schedule.KindInterval && n < schedule.MinIntervalSecs {
+		s.publish(events.TypeSchedulerWarning, id, map[string]any{"workflow_id": id,
+			"message": fmt.Sprintf("interval_secs %v is below the minimum of %d: the job fires every %d seconds", n, schedule.MinIntervalSecs, schedule.MinIntervalSecs)})
+	}
+	return nil
+}
+
+// Stop stops a workflow's job; stopping a job that is not running is no
+// error. The stored row says stopped.
+func (s *Scheduler) Stop(ctx context.Context, id string) error {
+	s.mu.Lock()
+	j := s.jobs[id]
+	if j != nil {
+		s.disarm(j)
+		delete(s.jobs, id)
+	}
+	s.mu.Unlock()
+	row, err := s.opts.Store.JobGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	row.Status, row.NextRunAt = store.JobStopped, nil
+	if err := s.opts.Store.JobPut(ctx, row); err != nil {
+		return err
+	}
+	if j != nil {
+		s.publishStatus(j, "stopped", nil)
+	}
+	return nil
+}
+
+// Forget stops a deleted workflow's job without writing its row (the
+// delete removed it).
+func (s *Scheduler) Forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.jobs[id]; j != nil {
+		s.disarm(j)
+		delete(s.jobs, id)
+	}
+}
+
+// disarm stops a job's timer or listener path. s.mu is held.
+func (s *Scheduler) disarm(j *job) {
+	j.stopped.Store(true)
+	j.mu.Lock()
+	if j.timer != nil {
+		j.timer.Stop()
+	}
+	j.mu.Unlock()
+	if j.kind == "webhook" {
+		s.unlisten(j)
+	}
+}
+
+// rearm undoes disarm after a failed restart. s.mu is held.
+func (s *Scheduler) rearm(j *job) {
+	j.stopped.Store(false)
+	if j.kind == "webhook" {
+		if err := s.listen(j); err != nil {
+			s.log.Error("cannot restore a webhook listener", "workflow_id", j.id, "err", err)
+		}
+		return
+	}
+	s.arm(j)
+}
+
+// arm sets the job's timer for j.next.
+func (s *Scheduler) arm(j *job) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.next.IsZero() {
+		return
+	}
+	d := time.Until(j.next)
+	if j.timer == nil {
+		j.timer = time.AfterFunc(d, func() { s.fire(j) })
+		return
+	}
+	j.timer.Reset(d)
+}
+
+// Resume starts the jobs stored with always_on after a restart and marks
+// the other active ones paused. It publishes scheduler-ready.
+func (s *Scheduler) Resume(ctx context.Context) error {
+	for offset := 0; ; offset += 500 {
+		rows, _, err := s.opts.Store.JobList(ctx, store.ListOptions{Limit: 500, Offset: offset})
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			r := &rows[i]
+			if r.Status != store.JobActive {
+				continue
+			}
+			if !r.AlwaysOn {
+				r.Status, r.NextRunAt = store.JobPaused, nil
+				if err := s.opts.Store.JobPut(ctx, r); err != nil {
+					return err
+				}
+				continue
+			}
+			err := s.Start(ctx, r.WorkflowID, nil, r.PortOverride)
+			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+				return err
+			}
+			if err != nil {
+				msg := err.Error()
+				r.Status, r.LastError, r.NextRunAt = store.JobError, &msg, nil
+				if perr := s.opts.Store.JobPut(ctx, r); perr != nil {
+					return perr
+				}
+				s.publish(events.TypeSchedulerError, r.WorkflowID, map[string]any{"workflow_id": r.WorkflowID, "message": "cannot resume: " + msg})
+			}
+		}
+		if len(rows) < 500 {
+			break
+		}
+	}
+	s.mu.Lock()
+	n := len(s.jobs)
+	s.mu.Unlock()
+	s.publish(events.TypeSchedulerReady, "", map[string]any{"job_count": n, "timestamp": time.Now().UTC().Format(time.RFC3339Nano)})
+	return nil
+}
+
+// Close stops every job, cancels the runs in flight and waits for them, and
+// marks the active jobs without always_on paused.
+func (s *Scheduler) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	jobs := s.jobs
+	s.jobs = map[string]*job{}
+	for _, j := range jobs {
+		s.disarm(j)
+	}
+	for _, l := range s.listeners {
+		l.close()
+	}
+	s.listeners = map[int]*listener{}
+	s.mu.Unlock()
+	s.cancel()
+	s.running.Wait()
+	var errs []error
+	for _, j := range jobs {
+		j.mu.Lock()
+		row := j.row
+		j.mu.Unlock()
+		if row.AlwaysOn || row.Status != store.JobActive {
+			continue
+		}
+		row.Status, row.NextRunAt = store.JobPaused, nil
+		errs = append(errs, s.opts.Store.JobPut(ctx, &row))
+	}
+	return errors.Join(errs...)
+}
+
+// fire is a timer's firing of a scheduled job.
+func (s *Scheduler) fire(j *job) {
+	if j.stopped.Load() {
+		return
+	}
+	now := time.Now().UTC()
+	j.mu.Lock()
+	scheduled := j.next
+	next, more := j.spec.Next(scheduled, now)
+	if more {
+		j.next = next
+	} else {
+		j.next = time.Time{}
+	}
+	j.mu.Unlock()
+	if more {
+		s.arm(j)
+	}
+	if !j.busy.CompareAndSwap(false, true) {
+		s.publish(events.TypeSchedulerSkip, j.id, map[string]any{"workflow_id": j.id,
+			"reason": "the previous run of this workflow is still running"})
+		return
+	}
+	defer j.busy.Store(false)
+	payload := map[string]any{"fired_at": now.UTC().Format(time.RFC3339Nano),
+		"scheduled_at": scheduled.UTC().Format(time.RFC3339Nano), "mode": j.kind}
+	s.runJob(j, "schedule", payload, !more)
+}
+
+// runJob runs a job's workflow once, records the run and the job's row,
+// and publishes its status. last marks the final run of a once schedule.
+func (s *Scheduler) runJob(j *job, kind string, payload any, last bool) *engine.Result {
+	s.running.Add(1)
+	defer s.running.Done()
+	plan, err := s.currentPlan(j)
+	if err != nil {
+		s.fail(j, err)
+		return nil
+	}
+	s.publishStatus(j, "running", nil)
+	runID := engine.NewRunID()
+	res := s.opts.Engine.Run(s.runs, engine.Request{Plan: plan, RunID: runID, Trigger: kind,
+		Payload: payload, HasPayload: true, Secrets: s.opts.Secrets()})
+	b, err := res.MarshalJSON()
+	if err == nil {
+		rec := &store.Run{ID: runID, WorkflowID: j.id, Status: res.Status, Trigger: kind, StartedAt: res.StartedAt,
+			FinishedAt: res.FinishedAt, ErrorCode: res.ErrorCode, Result: b}
+		if res.Error != nil {
+			rec.Error = *res.Error
+		}
+		err = s.opts.Store.RunFinish(context.WithoutCancel(s.runs), rec)
+	}
+	if err != nil {
+		s.log.Error("cannot record a background run", "workflow_id", j.id, "err", err)
+	}
+
+	j.mu.Lock()
+	j.row.RunCount++
+	started := res.StartedAt
+	j.row.LastRunAt = &started
+	j.row.LastError = res.Error
+	j.row.NextRunAt = nil
+	if !j.next.IsZero() {
+		next := j.next
+		j.row.NextRunAt = &next
+	}
+	status := "waiting"
+	if last {
+		j.row.Status, status = store.JobDone, "done"
+	}
+	if res.Error != nil && !last {
+		status = "error"
+	}
+	row := j.row
+	j.mu.Unlock()
+	if !j.stopped.Load() || last {
+		if err := s.opts.Store.JobPut(context.WithoutCancel(s.runs), &row); err != nil {
+			s.log.Error("cannot record a job", "workflow_id", j.id, "err", err)
+		}
+	}
+	if last {
+		s.mu.Lock()
+		if s.jobs[j.id] == j {
+			delete(s.jobs, j.id)
+		}
+		s.mu.Unlock()
+	}
+	s.publishStatus(j, status, res)
+	return res
+}
+
+// currentPlan returns the plan of the workflow's stored version: a save
+// takes effect at the next firing.
+func (s *Scheduler) currentPlan(j *job) (*engine.Plan, error) {
+	rec, err := s.opts.Store.WorkflowGet(s.runs, j.id)
+	if err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if rec.RowVersion == j.version {
+		return j.plan, nil
+	}
+	doc, err := workflow.Parse(rec.Doc)
+	if err != nil {
+		return nil, err
+	}
+	j.plan, j.version = s.opts.Engine.Prepare(doc), rec.RowVersion
+	return j.plan, nil
+}
+
+// fail ends a job that cannot go on: status error, an error event.
+func (s *Scheduler) fail(j *job, cause error) {
+	msg := cause.Error()
+	if errors.Is(cause, store.ErrNotFound) {
+		msg = "the workflow no longer exists"
+	}
+	s.mu.Lock()
+	if s.jobs[j.id] == j {
+		s.disarm(j)
+		delete(s.jobs, j.id)
+	}
+	s.mu.Unlock()
+	j.mu.Lock()
+	j.row.Status, j.row.LastError, j.row.NextRunAt = store.JobError, &msg, nil
+	row := j.row
+	j.mu.Unlock()
+	if !errors.Is(cause, store.ErrNotFound) {
+		if err := s.opts.Store.JobPut(context.WithoutCancel(s.runs), &row); err != nil {
+			s.log.Error("cannot record a job", "workflow_id", j.id, "err", err)
+		}
+	}
+	s.publish(events.TypeSchedulerError, j.id, map[string]any{"workflow_id": j.id, "message": msg})
+	s.publishStatus(j, "error", nil)
+}
+
+// publishStatus sends a scheduler-status event with the job's row.
+func (s *Scheduler) publishStatus(j *job, status string, res *engine.Result) {
+	if s.opts.Events == nil {
+		return
+	}
+	j.mu.Lock()
+	row := j.row
+	j.mu.Unlock()
+	var last any
+	if res != nil && len(res.Outputs) > 0 {
+		last = res.Outputs[len(res.Outputs)-1]
+	}
+	s.publish(events.TypeSchedulerStatus, j.id, map[string]any{
+		"workflow_id": j.id, "workflow_name": row.WorkflowName, "status": status, "run_count": row.RunCount,
+		"last_run_at": timeOrNil(row.LastRunAt), "next_run_at": timeOrNil(row.NextRunAt), "last_error": row.LastError,
+		"trigger_type": j.kind, "last_result": last,
+	})
+}
+
+func timeOrNil(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// Jobs reports the workflow ids of the jobs running now.
+func (s *Scheduler) Jobs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.jobs))
+	for id := range s.jobs {
+		ids = append(ids, id)
+	}
+	return ids
+}
