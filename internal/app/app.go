@@ -27,6 +27,8 @@ commands:
   run FILE             run a workflow document once and print the run result
   validate FILE        print the validation report of a workflow document
   nodes                print the node catalog
+  list                 list the workflows of a running server with their jobs
+  start|stop|restart WORKFLOW   start or stop a workflow's background job (by id or name, or part of one)
   tokens create|list|revoke   manage access tokens of a running server (tokens -h)
   version              print the engine version
 `
@@ -49,6 +51,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		err = nodesCmd(stdout)
 	case "tokens":
 		err = tokensCmd(ctx, args, os.Getenv, stdout, stderr)
+	case "list":
+		err = listCmd(ctx, args, os.Getenv, stdout, stderr)
+	case "start", "stop", "restart":
+		err = jobCmd(ctx, cmd, args, os.Getenv, stdout, stderr)
 	case "version":
 		_, err = fmt.Fprintln(stdout, engine.Version)
 	case "help", "-h", "--help":
