@@ -159,6 +159,16 @@ func TestWebhookEndToEnd(t *testing.T) {
 	if resp, err := http.Get(url); err != nil || resp.StatusCode != 405 {
 		t.Errorf("GET on a POST webhook: %v %v; want 405", resp, err)
 	}
+	// The job row is written after the run, without the caller waiting.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		page, err := c.ListJobs(t.Context(), 0, 0)
+		if err == nil && len(page.Items) == 1 && page.Items[0].RunCount > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job row never counted the run: %+v, %v", page, err)
+		}
+	}
 	out, errs, err := p.ctl("list")
 	if err != nil || !strings.Contains(out, "orders-hook") || !strings.Contains(out, "active") {
 		t.Errorf("list: %v\n%s%s", err, out, errs)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -124,6 +125,9 @@ func (s *Server) saveWorkflow(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.plans.put(doc.ID, version, s.eng.Prepare(doc), ^uint64(0))
+	if s.sched != nil {
+		s.sched.Saved(context.WithoutCancel(r.Context()), doc.ID)
+	}
 	w.Header().Set("ETag", etag(version))
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "row_version": version})
 	return nil

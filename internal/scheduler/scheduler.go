@@ -13,10 +13,12 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,16 +111,24 @@ type job struct {
 	spec    *schedule.Spec
 	hook    *hookConfig
 	port    int
+	plan    *engine.Plan
 	stopped atomic.Bool
 	busy    atomic.Bool // a scheduled run is in progress
 
-	mu      sync.Mutex // guards what follows
-	row     store.Job
-	plan    *engine.Plan
-	version int64
-	timer   *time.Timer
-	next    time.Time
-	dedup   map[[32]byte]time.Time
+	// Row writes after runs are coalesced: one writer at a time per job
+	// (saving), which writes again while dirty, so that a burst of
+	// webhook runs costs about one write per store commit.
+	saving atomic.Bool
+	dirty  atomic.Bool
+	// wmu orders the row writes: a write after a run never lands after
+	// the write of Stop.
+	wmu sync.Mutex
+
+	mu    sync.Mutex // guards what follows
+	row   store.Job
+	timer *time.Timer
+	next  time.Time
+	dedup map[[32]byte]time.Time
 }
 
 // findTrigger finds the workflow's background trigger: the first enabled
@@ -160,7 +170,7 @@ func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *
 	if err != nil {
 		return reject("node %q: %v (%s)", trig.ID, err, node.CodeOf(err))
 	}
-	j := &job{id: id, version: rec.RowVersion, plan: s.opts.Engine.Prepare(doc)}
+	j := &job{id: id, plan: s.opts.Engine.Prepare(doc)}
 	switch trig.NodeTypeID {
 	case "webhook":
 		j.kind = "webhook"
@@ -183,6 +193,13 @@ func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *
 			return reject("node %q: the schedule can never fire (a once run_at in the past, or a date that does not exist)", trig.ID)
 		}
 		j.next = next
+	}
+	if fs := j.plan.Findings(); len(fs) > 0 {
+		msgs := make([]string, len(fs))
+		for i, f := range fs {
+			msgs[i] = f.Check + ": " + f.Message
+		}
+		return reject("workflow %q is not valid: %s", id, strings.Join(msgs, "; "))
 	}
 
 	prev, err := s.opts.Store.JobGet(ctx, id)
@@ -213,24 +230,38 @@ func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *
 	}
 	old := s.jobs[id]
 	if old != nil {
-		s.disarm(old)
+		old.mu.Lock()
+		sameTrigger := old.kind == j.kind && bytes.Equal(old.row.Trigger, j.row.Trigger)
+		if sameTrigger && j.spec != nil && !old.next.IsZero() {
+			// A restart with the trigger unchanged (a save) keeps the
+			// schedule: an interval does not start over.
+			j.next = old.next
+			next := j.next
+			j.row.NextRunAt = &next
+		}
+		j.row.RunCount, j.row.LastRunAt = max(j.row.RunCount, old.row.RunCount), newer(j.row.LastRunAt, old.row.LastRunAt)
+		old.mu.Unlock()
 	}
+	// A webhook takes its path before the old job lets go of its own, so
+	// that a restart on the same port and path drops no request.
 	if j.kind == "webhook" {
 		if err := s.listen(j); err != nil {
-			if old != nil {
-				s.rearm(old)
-			}
 			return err
 		}
 	}
 	if err := s.opts.Store.JobPut(ctx, &j.row); err != nil {
 		if j.kind == "webhook" {
 			s.unlisten(j)
-		}
-		if old != nil {
-			s.rearm(old)
+			if old != nil && old.kind == "webhook" {
+				if err := s.listen(old); err != nil {
+					s.log.Error("cannot restore a webhook listener", "workflow_id", id, "err", err)
+				}
+			}
 		}
 		return err
+	}
+	if old != nil {
+		s.disarm(old)
 	}
 	s.jobs[id] = j
 	if j.kind != "webhook" {
@@ -254,20 +285,30 @@ func (s *Scheduler) Stop(ctx context.Context, id string) error {
 		delete(s.jobs, id)
 	}
 	s.mu.Unlock()
-	row, err := s.opts.Store.JobGet(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
+	if j == nil {
+		row, err := s.opts.Store.JobGet(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if row.Status == store.JobDone || row.Status == store.JobStopped {
+			return nil // a once job that fired stays done
+		}
+		row.Status, row.NextRunAt = store.JobStopped, nil
+		return s.opts.Store.JobPut(ctx, row)
 	}
-	if err != nil {
+	j.wmu.Lock()
+	defer j.wmu.Unlock()
+	j.mu.Lock()
+	j.row.Status, j.row.NextRunAt = store.JobStopped, nil
+	row := j.row
+	j.mu.Unlock()
+	if err := s.opts.Store.JobPut(ctx, &row); err != nil {
 		return err
 	}
-	row.Status, row.NextRunAt = store.JobStopped, nil
-	if err := s.opts.Store.JobPut(ctx, row); err != nil {
-		return err
-	}
-	if j != nil {
-		s.publishStatus(j, "stopped", nil)
-	}
+	s.publishStatus(j, "stopped", nil)
 	return nil
 }
 
@@ -293,18 +334,6 @@ func (s *Scheduler) disarm(j *job) {
 	if j.kind == "webhook" {
 		s.unlisten(j)
 	}
-}
-
-// rearm undoes disarm after a failed restart. s.mu is held.
-func (s *Scheduler) rearm(j *job) {
-	j.stopped.Store(false)
-	if j.kind == "webhook" {
-		if err := s.listen(j); err != nil {
-			s.log.Error("cannot restore a webhook listener", "workflow_id", j.id, "err", err)
-		}
-		return
-	}
-	s.arm(j)
 }
 
 // arm sets the job's timer for j.next.
@@ -388,10 +417,9 @@ func (s *Scheduler) Close(ctx context.Context) error {
 		j.mu.Lock()
 		row := j.row
 		j.mu.Unlock()
-		if row.AlwaysOn || row.Status != store.JobActive {
-			continue
+		if row.Status == store.JobActive && !row.AlwaysOn {
+			row.Status, row.NextRunAt = store.JobPaused, nil
 		}
-		row.Status, row.NextRunAt = store.JobPaused, nil
 		errs = append(errs, s.opts.Store.JobPut(ctx, &row))
 	}
 	return errors.Join(errs...)
@@ -431,14 +459,9 @@ func (s *Scheduler) fire(j *job) {
 func (s *Scheduler) runJob(j *job, kind string, payload any, last bool) *engine.Result {
 	s.running.Add(1)
 	defer s.running.Done()
-	plan, err := s.currentPlan(j)
-	if err != nil {
-		s.fail(j, err)
-		return nil
-	}
 	s.publishStatus(j, "running", nil)
 	runID := engine.NewRunID()
-	res := s.opts.Engine.Run(s.runs, engine.Request{Plan: plan, RunID: runID, Trigger: kind,
+	res := s.opts.Engine.Run(s.runs, engine.Request{Plan: j.plan, RunID: runID, Trigger: kind,
 		Payload: payload, HasPayload: true, Secrets: s.opts.Secrets()})
 	b, err := res.MarshalJSON()
 	if err == nil {
@@ -470,12 +493,11 @@ func (s *Scheduler) runJob(j *job, kind string, payload any, last bool) *engine.
 	if res.Error != nil && !last {
 		status = "error"
 	}
-	row := j.row
 	j.mu.Unlock()
-	if !j.stopped.Load() || last {
-		if err := s.opts.Store.JobPut(context.WithoutCancel(s.runs), &row); err != nil {
-			s.log.Error("cannot record a job", "workflow_id", j.id, "err", err)
-		}
+	if last {
+		s.writeRow(j)
+	} else {
+		s.saveRow(j)
 	}
 	if last {
 		s.mu.Lock()
@@ -488,55 +510,107 @@ func (s *Scheduler) runJob(j *job, kind string, payload any, last bool) *engine.
 	return res
 }
 
-// currentPlan returns the plan of the workflow's stored version: a save
-// takes effect at the next firing.
-func (s *Scheduler) currentPlan(j *job) (*engine.Plan, error) {
-	rec, err := s.opts.Store.WorkflowGet(s.runs, j.id)
-	if err != nil {
-		return nil, err
+// saveRow writes the job's row after a run without waiting, coalescing
+// the writes of runs that end while one is in flight.
+func (s *Scheduler) saveRow(j *job) {
+	j.dirty.Store(true)
+	if !j.saving.CompareAndSwap(false, true) {
+		return // the writer in flight writes again
+	}
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		for {
+			for j.dirty.Swap(false) {
+				s.writeRow(j)
+			}
+			j.saving.Store(false)
+			// A run that ended between the last write and now left dirty
+			// set and found saving taken: take it over.
+			if !j.dirty.Load() || !j.saving.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
+}
+
+// writeRow writes the job's row unless the job was stopped.
+func (s *Scheduler) writeRow(j *job) {
+	j.wmu.Lock()
+	defer j.wmu.Unlock()
+	if j.stopped.Load() {
+		return // Stop, Forget or a restart has written or removed the row
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	if rec.RowVersion == j.version {
-		return j.plan, nil
+	row := j.row
+	j.mu.Unlock()
+	if err := s.opts.Store.JobPut(context.WithoutCancel(s.runs), &row); err != nil {
+		s.log.Error("cannot record a job", "workflow_id", j.id, "err", err)
 	}
-	doc, err := workflow.Parse(rec.Doc)
-	if err != nil {
-		return nil, err
-	}
-	j.plan, j.version = s.opts.Engine.Prepare(doc), rec.RowVersion
-	return j.plan, nil
 }
 
 // fail ends a job that cannot go on: status error, an error event.
 func (s *Scheduler) fail(j *job, cause error) {
 	msg := cause.Error()
-	if errors.Is(cause, store.ErrNotFound) {
-		msg = "the workflow no longer exists"
-	}
 	s.mu.Lock()
 	if s.jobs[j.id] == j {
 		s.disarm(j)
 		delete(s.jobs, j.id)
 	}
 	s.mu.Unlock()
+	j.wmu.Lock()
 	j.mu.Lock()
 	j.row.Status, j.row.LastError, j.row.NextRunAt = store.JobError, &msg, nil
 	row := j.row
 	j.mu.Unlock()
-	if !errors.Is(cause, store.ErrNotFound) {
-		if err := s.opts.Store.JobPut(context.WithoutCancel(s.runs), &row); err != nil {
-			s.log.Error("cannot record a job", "workflow_id", j.id, "err", err)
-		}
+	if err := s.opts.Store.JobPut(context.WithoutCancel(s.runs), &row); err != nil {
+		s.log.Error("cannot record a job", "workflow_id", j.id, "err", err)
 	}
+	j.wmu.Unlock()
 	s.publish(events.TypeSchedulerError, j.id, map[string]any{"workflow_id": j.id, "message": msg})
 	s.publishStatus(j, "error", nil)
+}
+
+// Saved tells the scheduler that a workflow was saved: its job, if it has
+// one running, restarts on the new version, trigger included (a new port,
+// path or schedule takes effect; an unchanged interval keeps its next
+// firing). A version that cannot run in the background ends the job with
+// status error and a scheduler-error event.
+func (s *Scheduler) Saved(ctx context.Context, id string) {
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	port := j.row.PortOverride
+	j.mu.Unlock()
+	err := s.Start(ctx, id, nil, port)
+	var rej *RejectError
+	switch {
+	case errors.As(err, &rej):
+		s.fail(j, fmt.Errorf("the saved workflow cannot run in the background: %s", rej.Msg))
+	case err != nil && !errors.Is(err, ErrClosed):
+		s.log.Error("cannot restart a job on its saved workflow", "workflow_id", id, "err", err)
+	}
+}
+
+// newer returns the later of two times, either of which may be nil.
+func newer(a, b *time.Time) *time.Time {
+	if a == nil || (b != nil && b.After(*a)) {
+		return b
+	}
+	return a
 }
 
 // publishStatus sends a scheduler-status event with the job's row.
 func (s *Scheduler) publishStatus(j *job, status string, res *engine.Result) {
 	if s.opts.Events == nil {
 		return
+	}
+	if c, ok := s.opts.Events.(interface{ Subscribers() int }); ok && c.Subscribers() == 0 {
+		return // nobody listens: skip building the payload
 	}
 	j.mu.Lock()
 	row := j.row

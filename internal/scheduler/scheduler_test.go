@@ -119,6 +119,22 @@ func (f *fixture) save(t *testing.T, doc string) {
 	}
 }
 
+// row waits up to 10 seconds for the stored job row to satisfy ok.
+func (f *fixture) row(t *testing.T, id string, ok func(*store.Job) bool) *store.Job {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := f.st.JobGet(t.Context(), id)
+		if err == nil && ok(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s = %+v, %v; the awaited state never came", id, r, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // freePort returns a port nothing listens on.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -200,9 +216,10 @@ func TestWebhook(t *testing.T) {
 	if status != 200 || !strings.Contains(body, "deduplicated") {
 		t.Errorf("repeat = %d %s; want 200 deduplicated", status, body)
 	}
-	row, err := f.st.JobGet(t.Context(), "w")
-	if err != nil || row.RunCount != 1 || row.Status != store.JobActive || row.LastRunAt == nil {
-		t.Errorf("job row = %+v, %v; want one run, active", row, err)
+	// The row is written after the response, without the run waiting.
+	row := f.row(t, "w", func(r *store.Job) bool { return r.RunCount > 0 })
+	if row.RunCount != 1 || row.Status != store.JobActive || row.LastRunAt == nil {
+		t.Errorf("job row = %+v; want one run, active", row)
 	}
 	ev := f.rec.wait(t, func(e event) bool { return e.typ == events.TypeSchedulerStatus && e.payload["last_result"] != nil })
 	if ev.workflowID != "w" || resultValue(ev) != "42" || ev.payload["trigger_type"] != "webhook" || ev.payload["run_count"] != int64(1) {
@@ -310,6 +327,9 @@ func TestStartRejects(t *testing.T) {
 	f.save(t, hookDoc("low", 80, ""))
 	f.save(t, `{"id":"manual","name":"M","nodes":[{"id":"t","node_type_id":"manual_trigger"}],"edges":[]}`)
 	f.save(t, `{"id":"cron","name":"C","nodes":[{"id":"t","node_type_id":"schedule","config":{"mode":"cron","cron_expr":"61 * * * *"}}],"edges":[]}`)
+	f.save(t, fmt.Sprintf(`{"id":"invalid","name":"I","nodes":[{"id":"h","node_type_id":"webhook","config":{"port":%d}},
+	 {"id":"a","node_type_id":"output"},{"id":"b","node_type_id":"output"},{"id":"o","node_type_id":"output"}],
+	 "edges":[{"id":"e1","from":"h","to":"a"},{"id":"e2","from":"h","to":"b"},{"id":"e3","from":"a","to":"o"},{"id":"e4","from":"b","to":"o"}]}`, freePort(t)))
 	f.save(t, `{"id":"past","name":"P","nodes":[{"id":"t","node_type_id":"schedule","config":{"mode":"once","run_at":"2001-01-01T00:00:00Z"}}],"edges":[]}`)
 	low := 80
 	for _, tc := range []struct {
@@ -324,6 +344,7 @@ func TestStartRejects(t *testing.T) {
 		{"busy", &low, "INVALID_PORT"},
 		{"cron", nil, "cron_expr"},
 		{"past", nil, "never fire"},
+		{"invalid", nil, "is not valid: port_arity"},
 	} {
 		err := f.s.Start(t.Context(), tc.id, nil, tc.port)
 		var rej *scheduler.RejectError
@@ -475,5 +496,71 @@ func TestResume(t *testing.T) {
 	}
 	if row, _ := f.st.JobGet(t.Context(), "drop"); row.AlwaysOn || row.Status != store.JobActive {
 		t.Errorf("drop restarted = %+v", row)
+	}
+}
+
+// TestWebhookErrorPort sends a body declared as JSON that does not parse:
+// the request leaves the trigger through its Error port.
+func TestWebhookErrorPort(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	port := freePort(t)
+	f.save(t, fmt.Sprintf(`{"id":"ep","name":"EP","nodes":[
+	 {"id":"h","node_type_id":"webhook","config":{"port":%d,"path":"/in"}},
+	 {"id":"good","node_type_id":"set_variable","config":{"key":"r","value":"good {{ $input.method }}"}},
+	 {"id":"bad","node_type_id":"set_variable","config":{"key":"r","value":"bad {{ $input.error.code }}"}},
+	 {"id":"o1","node_type_id":"output","config":{"field":"value"}},
+	 {"id":"o2","node_type_id":"output","config":{"field":"value"}}],
+	 "edges":[{"id":"e1","from":"h","to":"good"},{"id":"e2","from":"h","from_port":"error","to":"bad"},
+	  {"id":"e3","from":"good","to":"o1"},{"id":"e4","from":"bad","to":"o2"}]}`, port))
+	if err := f.s.Start(t.Context(), "ep", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/in", port)
+	for _, tc := range []struct{ body, ctype, want string }{
+		{`{"n":1}`, "application/json", `"good POST"`},
+		{`{"n":`, "application/json; charset=utf-8", `"bad INVALID_BODY"`},
+		{`{"n":`, "text/plain", `"good POST"`}, // not sent as JSON: the body is text
+	} {
+		status, body := post(t, url, tc.body, "Content-Type", tc.ctype)
+		if status != 200 || body != tc.want {
+			t.Errorf("%s as %s: %d %s; want 200 %s", tc.body, tc.ctype, status, body, tc.want)
+		}
+	}
+}
+
+// TestSaved restarts a job on its saved workflow: a new path takes over
+// at once, and a version without a trigger ends the job in error.
+func TestSaved(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	port := freePort(t)
+	f.save(t, hookDoc("s", port, ""))
+	if err := f.s.Start(t.Context(), "s", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if status, body := post(t, base+"/hook-s", `{"n":2}`); status != 200 || body != "4" {
+		t.Fatalf("before the save: %d %s", status, body)
+	}
+	f.save(t, strings.Replace(hookDoc("s", port, ""), `"path":"hook-s"`, `"path":"moved"`, 1))
+	f.s.Saved(t.Context(), "s")
+	if status, _ := post(t, base+"/hook-s", `{"n":2}`); status != 404 {
+		t.Errorf("old path after the save: %d; want 404", status)
+	}
+	if status, body := post(t, base+"/moved", `{"n":3}`); status != 200 || body != "6" {
+		t.Errorf("new path after the save: %d %s", status, body)
+	}
+	f.save(t, `{"id":"s","name":"S","nodes":[{"id":"t","node_type_id":"manual_trigger"}],"edges":[]}`)
+	f.s.Saved(t.Context(), "s")
+	ev := f.rec.wait(t, func(e event) bool { return e.typ == events.TypeSchedulerError && e.workflowID == "s" })
+	if !strings.Contains(fmt.Sprint(ev.payload["message"]), "no enabled Schedule or Webhook trigger") {
+		t.Errorf("error event = %v", ev.payload)
+	}
+	if row := f.row(t, "s", func(r *store.Job) bool { return r.Status != store.JobActive }); row.Status != store.JobError || row.LastError == nil {
+		t.Errorf("row after an unschedulable save = %+v", row)
+	}
+	if _, err := net.DialTimeout("tcp", base[len("http://"):], time.Second); err == nil {
+		t.Error("the port still listens after the job ended")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -291,14 +292,16 @@ func (j *job) seen(body []byte, window time.Duration, now time.Time) bool {
 
 // requestPayload is the Webhook node's output: body (JSON when it parses,
 // else text), headers (lower-case names, repeated values joined), method,
-// path, query, and files for an attachments array.
+// path, query, and files for an attachments array; error when the body
+// was sent as JSON but does not parse.
 func requestPayload(r *http.Request, raw []byte) map[string]any {
 	var body any
+	var bodyErr error
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if v, err := value.Decode(raw); err == nil {
 			body = v
 		} else {
-			body = string(raw)
+			body, bodyErr = string(raw), err
 		}
 	}
 	headers := make(map[string]any, len(r.Header))
@@ -310,6 +313,11 @@ func requestPayload(r *http.Request, raw []byte) map[string]any {
 		query[k] = strings.Join(v, ",")
 	}
 	p := map[string]any{"body": body, "headers": headers, "method": r.Method, "path": r.URL.Path, "query": query}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); bodyErr != nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+		// A body sent as JSON that does not parse leaves the trigger
+		// through its Error port.
+		p["error"] = map[string]any{"code": trigger.CodeInvalidBody, "message": "the body is sent as JSON but does not parse: " + bodyErr.Error()}
+	}
 	if m, ok := body.(map[string]any); ok {
 		if atts, ok := m["attachments"].([]any); ok {
 			p["files"] = attachmentFiles(atts)

@@ -17,6 +17,9 @@ const (
 	WebhookBodyLimit = 1 << 20
 	// CodeInvalidPort is the error code of a port outside 1024 to 65535.
 	CodeInvalidPort = "INVALID_PORT"
+	// CodeInvalidBody is the code in the output of a request whose body
+	// is sent as JSON but does not parse.
+	CodeInvalidBody = "INVALID_BODY"
 )
 
 // WebhookSpec is the Webhook trigger. The scheduler binds its listener and
@@ -47,13 +50,24 @@ func WebhookSpec() *node.Spec {
 		Output: node.Object(map[string]any{
 			"body": map[string]any{}, "headers": node.T("object"), "method": node.T("string"), "path": node.T("string"),
 			"files": map[string]any{"type": "array", "description": "present when the JSON body has an attachments array"},
+			"error": map[string]any{"type": "object", "description": "{code: INVALID_BODY, message} when the body is sent as JSON but does not parse; the request then leaves through Error"},
 		}),
 		Trigger: true,
 		Enabled: true,
 		New: func(c node.Config) (node.Runner, error) {
-			return node.RunnerFunc(emitPayload), nil
+			return node.RunnerFunc(emitRequest), nil
 		},
 	}
+}
+
+// emitRequest emits the request; one carrying an error (a body sent as
+// JSON that does not parse) leaves through the Error port.
+func emitRequest(ctx context.Context, env node.Env) (node.Result, error) {
+	res, err := emitPayload(ctx, env)
+	if m, ok := res.Output.(map[string]any); ok && m["error"] != nil {
+		res.Port = "error"
+	}
+	return res, err
 }
 
 // WebhookPath normalizes a configured path: blank is /webhook, and a
