@@ -13,25 +13,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/svcrun/svc/bench/internal/loadgen"
 	"github.com/svcrun/svc/internal/engine"
 	"github.com/svcrun/svc/internal/httpapi"
 	"github.com/svcrun/svc/internal/node"
@@ -76,18 +71,18 @@ func run(d time.Duration, clients int) error {
 		// All clients share 127.0.0.1: a limit no client reaches keeps the
 		// limiter's cost in the figures without refusing the load.
 		RateLimit: 1 << 30})
-	svcURL, stopSvc, err := serve(api.Handler())
+	svcURL, stopSvc, err := loadgen.Serve(api.Handler())
 	if err != nil {
 		return err
 	}
 	defer stopSvc()
-	echoURL, stopEcho, err := serve(http.HandlerFunc(echo))
+	echoURL, stopEcho, err := loadgen.Serve(http.HandlerFunc(loadgen.Echo))
 	if err != nil {
 		return err
 	}
 	defer stopEcho()
 
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2}}
+	hc := loadgen.Client(clients)
 	body := []byte(`{"initial_variables":{"n":20}}`)
 	for i := range clients {
 		if err := post(hc, svcURL+"/api/workflows", mustJSON(map[string]string{"workflow_json": workflow(fmt.Sprintf("w%d", i))}), nil); err != nil {
@@ -108,24 +103,30 @@ func run(d time.Duration, clients int) error {
 		{"run, one workflow per client", func(c int) (string, []byte) { return fmt.Sprintf("%s/api/workflows/w%d/run", svcURL, c), body }},
 		{"run, one workflow for all clients", func(int) (string, []byte) { return svcURL + "/api/workflows/shared/run", body }},
 	}
-	results := make([]result, len(scenarios))
+	results := make([]loadgen.Result, len(scenarios))
+	call := func(target func(int) (string, []byte)) func(int) error {
+		return func(c int) error {
+			url, body := target(c)
+			return post(hc, url, body, nil)
+		}
+	}
 	for _, sc := range scenarios { // warm up connections and caches
-		load(hc, clients, 300*time.Millisecond, sc.target)
+		loadgen.Load(clients, 300*time.Millisecond, call(sc.target))
 	}
 	stopProfile := startProfile()
 	for round := time.Duration(0); round < d; round += time.Second {
 		for i, sc := range scenarios {
-			results[i].add(load(hc, clients, time.Second, sc.target))
+			results[i].Add(loadgen.Load(clients, time.Second, call(sc.target)))
 		}
 	}
 	stopProfile()
 	fmt.Println("| scenario | requests/s | p50 | p99 | vs echo | CPU cores busy |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for i, sc := range scenarios {
-		results[i].print(sc.name, results[0].rps())
+		fmt.Println(results[i].Row(sc.name, results[0].RPS()))
 	}
-	if errs := results[1].errors + results[2].errors; errs > 0 {
-		fmt.Printf("\nerrors: %d\n", errs)
+	if errs := results[1].Errors + results[2].Errors; errs > 0 {
+		fmt.Printf("\nerrors: %d (last: %v)\n", errs, results[2].LastErr)
 	}
 
 	// Listing: a page of 100 out of 10,000.
@@ -146,7 +147,7 @@ func run(d time.Duration, clients int) error {
 	}
 	slices.Sort(lat)
 	fmt.Printf("\nlist a page of 100 of %d workflows: median %s, p99 %s (500 requests, one client)\n",
-		10_000+clients+1, round(lat[len(lat)/2]), round(lat[len(lat)*99/100]))
+		10_000+clients+1, loadgen.Round(lat[len(lat)/2]), loadgen.Round(lat[len(lat)*99/100]))
 	return nil
 }
 
@@ -158,123 +159,16 @@ func workflow(id string) string {
 	 "edges":[{"id":"e1","from":"t","to":"s"},{"id":"e2","from":"s","to":"o"}]}`, id)
 }
 
-func echo(w http.ResponseWriter, r *http.Request) {
-	var v map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
-		http.Error(w, err.Error(), 400)
-		return
-	}
-	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(b)
-}
-
-func serve(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
-}
-
-// result gathers the latencies and time of one scenario's rounds.
-type result struct {
-	lat     []time.Duration
-	elapsed time.Duration
-	cpu     time.Duration // process CPU time spent, server and clients
-	errors  int64
-}
-
-func (r *result) add(o result) {
-	r.lat = append(r.lat, o.lat...)
-	r.elapsed += o.elapsed
-	r.cpu += o.cpu
-	r.errors += o.errors
-}
-
-func (r *result) rps() float64 { return float64(len(r.lat)) / r.elapsed.Seconds() }
-
-// load runs clients goroutines for d, each posting as fast as it can.
-func load(hc *http.Client, clients int, d time.Duration, target func(client int) (string, []byte)) result {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		res  result
-		errs atomic.Int64
-	)
-	begin, cpu0 := time.Now(), cpuTime()
-	end := begin.Add(d)
-	for c := range clients {
-		wg.Go(func() {
-			url, body := target(c)
-			var lat []time.Duration
-			for {
-				start := time.Now()
-				if !start.Before(end) {
-					break
-				}
-				if err := post(hc, url, body, nil); err != nil {
-					errs.Add(1)
-					continue
-				}
-				lat = append(lat, time.Since(start))
-			}
-			mu.Lock()
-			res.lat = append(res.lat, lat...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	res.elapsed = time.Since(begin)
-	res.cpu = cpuTime() - cpu0
-	res.errors = errs.Load()
-	return res
-}
-
-func (r *result) print(name string, echoRPS float64) {
-	slices.Sort(r.lat)
-	var p50, p99 time.Duration
-	if n := len(r.lat); n > 0 {
-		p50, p99 = r.lat[n/2], r.lat[n*99/100]
-	}
-	fmt.Printf("| %s | %.0f | %s | %s | %.2f | %.2f |\n", name, r.rps(), round(p50), round(p99), r.rps()/echoRPS,
-		r.cpu.Seconds()/r.elapsed.Seconds())
-}
-
-func round(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+var auth = http.Header{"Authorization": {"Bearer " + token}}
 
 func post(hc *http.Client, url string, body []byte, out any) error {
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	return do(hc, req, out)
+	return loadgen.Post(hc, url, body, auth, out)
 }
 
 func get(hc *http.Client, url string) error {
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	return do(hc, req, nil)
-}
-
-func do(hc *http.Client, req *http.Request, out any) error {
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	req.Header = auth.Clone()
+	return loadgen.Do(hc, req, nil)
 }
 
 func mustJSON(v any) []byte {
@@ -300,11 +194,4 @@ func startProfile() func() {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
-}
-
-// cpuTime is the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
