@@ -182,6 +182,9 @@ type Request struct {
 	// Secrets are further values to mask in the result and logs (the saved
 	// credential values a caller knows of).
 	Secrets []string
+	// Admin marks a run started by an admin-scoped caller on a server
+	// (node.Env.Admin); sub-workflow runs inherit it.
+	Admin bool
 
 	depth int
 }

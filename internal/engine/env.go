@@ -80,6 +80,8 @@ func (e *nodeEnv) Store() node.VariableStore { return e.r.e.opts.Variables }
 
 func (e *nodeEnv) Payload() (any, bool) { return e.r.req.Payload, e.r.req.HasPayload }
 
+func (e *nodeEnv) Admin() bool { return e.r.req.Admin }
+
 func (e *nodeEnv) Logger() *slog.Logger {
 	if e.logger == nil {
 		e.logger = slog.New(&logHandler{log: e.r.log, nodeID: e.NodeID()})
@@ -129,7 +131,7 @@ func (r *run) child(ctx context.Context, sub node.SubRun) (node.SubResult, error
 	}
 	res := r.e.Run(ctx, Request{
 		Workflow: w, Variables: sub.Variables, Trigger: "execute_workflow",
-		Payload: sub.Payload, HasPayload: true, Secrets: r.mask.list(), depth: r.req.depth + 1,
+		Payload: sub.Payload, HasPayload: true, Secrets: r.mask.list(), Admin: r.req.Admin, depth: r.req.depth + 1,
 	})
 	out := node.SubResult{
 		ExecutionID: res.ExecutionID, Success: res.Success, ErrorCode: res.ErrorCode,

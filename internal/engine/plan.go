@@ -129,7 +129,7 @@ func compile(w *workflow.Workflow, reg *node.Registry) *plan {
 		*pn = pnode{id: n.ID, spec: s, disabled: n.Disabled, retry: n.Retry, owner: -1, loop: -1, wired: map[string]bool{}}
 		if !s.Enabled && !n.Disabled {
 			p.refusal = &failure{code: CodeNodeDisabled, nodeID: n.ID,
-				msg: fmt.Sprintf("node %s: node type %s is switched off on this server", n.ID, s.TypeID)}
+				msg: fmt.Sprintf("node %s: node type %s is switched off on this server%s", n.ID, s.TypeID, enableHint(s))}
 			return p
 		}
 		p.secrets = pn.cfg.prepare(n.Config, s, p.secrets)
@@ -364,4 +364,12 @@ func evalDeep(v any, env *expr.Env) (any, bool, error) {
 		return out, true, nil
 	}
 	return v, false, nil
+}
+
+// enableHint names the flag that switches a type on, when it has one.
+func enableHint(s *node.Spec) string {
+	if s.EnableFlag == "" {
+		return ""
+	}
+	return "; start svc-server with " + s.EnableFlag + " to allow it"
 }

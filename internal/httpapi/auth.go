@@ -116,6 +116,12 @@ func hasScope(t *store.Token, scope string) bool {
 	return slices.Contains(t.Scopes, scope) || slices.Contains(t.Scopes, ScopeAdmin)
 }
 
+// isAdmin reports whether the request's token has admin scope.
+func isAdmin(r *http.Request) bool {
+	t := principal(r)
+	return t != nil && slices.Contains(t.Scopes, ScopeAdmin)
+}
+
 // Per-token workflow ACL (spec/server.md section 5). A token with grants is
 // confined to them, unless it has admin scope.
 

@@ -60,7 +60,7 @@ func (s *Server) runWorkflow(w http.ResponseWriter, r *http.Request) error {
 	record := time.AfterFunc(runningAfter, func() {
 		_ = s.store.RunStart(context.Background(), &store.Run{ID: runID, WorkflowID: id, Status: store.RunRunning, Trigger: "manual", StartedAt: started})
 	})
-	req := engine.Request{Plan: plan, RunID: runID, Variables: vars, Trigger: "manual"}
+	req := engine.Request{Plan: plan, RunID: runID, Variables: vars, Trigger: "manual", Admin: isAdmin(r)}
 	if s.creds != nil {
 		req.Secrets = s.creds.Values()
 	}

@@ -94,6 +94,9 @@ type Spec struct {
 	// Enabled is false for a type switched off on this server (Shell
 	// Command, Code and Database without their --allow-* flag).
 	Enabled bool
+	// EnableFlag is the server flag that switches the type on
+	// (--allow-shell, say), named in the refusal of a switched-off node.
+	EnableFlag string
 	// Result marks a node whose output is a result of the workflow (the
 	// Output node): a run lists these outputs, and Execute Workflow returns
 	// them to its caller.
@@ -218,6 +221,10 @@ type Env interface {
 
 	// Logger writes to the run log; records carry the node id.
 	Logger() *slog.Logger
+	// Admin reports whether an admin-scoped caller started the run on a
+	// server (Database's allow_raw_sql needs one); false for background
+	// runs and runs outside a server.
+	Admin() bool
 }
 
 // VariableStore keeps variables that outlive a run (Set Variable with persist).

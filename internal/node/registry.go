@@ -36,6 +36,17 @@ func (r *Registry) Add(s *Spec) error {
 	return nil
 }
 
+// Replace registers a spec in place of the one with its type id (or adds
+// it): the server uses it to install a node configured with its flags.
+func (r *Registry) Replace(s *Spec) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	r.specs[s.TypeID] = s
+	r.resort()
+	return nil
+}
+
 func (s *Spec) check() error {
 	if s.TypeID == "" || s.New == nil {
 		return fmt.Errorf("node type %q: spec needs a type id and a constructor", s.TypeID)

@@ -132,7 +132,11 @@ func (v *validator) nodeTypes() {
 		case s == nil:
 			v.fail(Finding{Check: CheckNodeTypes, NodeID: n.ID, Message: "node_type_id is not a registered node type"})
 		case !s.Enabled:
-			v.warn(Finding{Check: CheckNodeTypes, NodeID: n.ID, Message: "this node type is switched off on this server; it runs only with its --allow flag"})
+			flag := s.EnableFlag
+			if flag == "" {
+				flag = "its --allow flag"
+			}
+			v.warn(Finding{Check: CheckNodeTypes, NodeID: n.ID, Message: "this node type is switched off on this server; it runs only with " + flag})
 		}
 	}
 }

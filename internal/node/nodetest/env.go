@@ -33,6 +33,8 @@ type Env struct {
 	VarStore   node.VariableStore
 	PayloadV   any
 	HasPayload bool
+	// AdminCaller is what Admin reports.
+	AdminCaller bool
 	// Child runs a child workflow for RunWorkflow; nil fails it.
 	Child func(context.Context, node.SubRun) (node.SubResult, error)
 
@@ -70,6 +72,9 @@ func (e *Env) Store() node.VariableStore { return e.VarStore }
 
 // Payload returns PayloadV and HasPayload.
 func (e *Env) Payload() (any, bool) { return e.PayloadV, e.HasPayload }
+
+// Admin reports AdminCaller.
+func (e *Env) Admin() bool { return e.AdminCaller }
 
 // Source reads Outs by id, or by a name listed in Names.
 func (e *Env) Source(ref string) (any, bool, error) {
