@@ -25,6 +25,7 @@ import (
 	"github.com/svcrun/svc/internal/secret"
 	"github.com/svcrun/svc/internal/store"
 	"github.com/svcrun/svc/internal/store/sqlite"
+	"github.com/svcrun/svc/internal/widget"
 	"github.com/svcrun/svc/internal/workflow"
 )
 
@@ -239,9 +240,17 @@ func apiCmd(ctx context.Context, args []string, getenv func(string) string, stde
 	if rateLimit == 0 {
 		rateLimit = -1 // off
 	}
-	sched := scheduler.New(scheduler.Options{Store: st, Engine: eng, Events: hub, Logger: log, Secrets: creds.Values})
+	widgetKey, err := widget.LoadKey(filepath.Join(c.DataDir, widget.KeyFile))
+	if err != nil {
+		return fmt.Errorf("widget token key: %w", err)
+	}
+	signer, err := widget.NewSigner(widgetKey)
+	if err != nil {
+		return err
+	}
+	sched := scheduler.New(scheduler.Options{Store: st, Engine: eng, Events: hub, Logger: log, Secrets: creds.Values, Tokens: signer})
 	srv := httpapi.New(httpapi.Options{
-		Store: st, Engine: eng, Logger: log, Credentials: creds, Events: hub, Scheduler: sched,
+		Store: st, Engine: eng, Logger: log, Credentials: creds, Events: hub, Scheduler: sched, WidgetTokens: signer,
 		MaxConcurrentRuns: c.MaxConcurrentRuns, MaxQueueWait: c.MaxQueueWait,
 		RateLimit: rateLimit, TrustedProxyCount: c.TrustedProxyCount, AllowOrigins: c.AllowOrigins,
 		NodeBundled: nodeBundledCheck(getenv),

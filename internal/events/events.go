@@ -38,7 +38,11 @@ const DefaultBuffer = 256
 type Event struct {
 	Type       string
 	WorkflowID string
-	Payload    any
+	// Session, when set, is the widget visitor session the event belongs
+	// to: only subscribers of that session receive it (a chat reply goes
+	// to the visitor who sent the message, and to no one else).
+	Session string
+	Payload any
 }
 
 // MarshalJSON encodes the event as the stream sends it:
@@ -69,6 +73,10 @@ type Filter struct {
 	// asked for); server-wide events are then never received. A non-nil
 	// empty slice receives nothing.
 	Workflows []string
+	// Session is the widget visitor session of the subscriber: it then
+	// receives only the events of that session (Event.Session), as
+	// Workflows allows. Without one, it receives no session's events.
+	Session string
 }
 
 // Options configure a Hub.
@@ -102,6 +110,7 @@ type Subscription struct {
 	hub     *Hub
 	ch      chan Event
 	allowed map[string]struct{} // nil: every event
+	session string
 	dropped atomic.Uint64
 }
 
@@ -109,7 +118,7 @@ type Subscription struct {
 // The subscription ends with its Close or the hub's; on a closed hub it
 // starts ended.
 func (h *Hub) Subscribe(f Filter) *Subscription {
-	s := &Subscription{hub: h, ch: make(chan Event, h.buffer)}
+	s := &Subscription{hub: h, ch: make(chan Event, h.buffer), session: f.Session}
 	if f.Workflows != nil {
 		s.allowed = make(map[string]struct{}, len(f.Workflows))
 		for _, id := range f.Workflows {
@@ -209,6 +218,12 @@ func (s *Subscription) Close() {
 
 // wants reports whether the subscriber selects e.
 func (s *Subscription) wants(e Event) bool {
+	// A widget visitor's stream gets its own session's events and nothing
+	// else: not another visitor's, and no run output of the workflow that
+	// no visitor sent.
+	if e.Session != s.session {
+		return false
+	}
 	if s.allowed == nil {
 		return true
 	}

@@ -216,3 +216,29 @@ func TestNodeStatusAndWireForm(t *testing.T) {
 		t.Errorf("nil payload: %s; want %s", b, want)
 	}
 }
+
+// TestSessions: an event with a session reaches only the subscribers of
+// that session, and a session's subscriber receives nothing else.
+func TestSessions(t *testing.T) {
+	t.Parallel()
+	h := events.New(events.Options{})
+	defer h.Close()
+	all := h.Subscribe(events.Filter{})
+	a := h.Subscribe(events.Filter{Workflows: []string{"w"}, Session: "a"})
+	b := h.Subscribe(events.Filter{Session: "b"})
+	h.Publish(events.Event{Type: "x", WorkflowID: "w", Session: "a"})
+	h.Publish(events.Event{Type: "y", WorkflowID: "w", Session: "b"})
+	h.Publish(events.Event{Type: "z", WorkflowID: "w"})
+	for name, tc := range map[string]struct {
+		s    *events.Subscription
+		want []string
+	}{
+		"no session": {all, []string{"z:w"}},
+		"session a":  {a, []string{"x:w"}},
+		"session b":  {b, []string{"y:w"}},
+	} {
+		if got := types(drain(tc.s)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s received %v; want %v", name, got, tc.want)
+		}
+	}
+}

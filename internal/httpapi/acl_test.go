@@ -47,16 +47,21 @@ func TestAuthorizationMatrix(t *testing.T) {
 		return func(int64) (string, string, string) { return method, path, body }
 	}
 	routes := map[string]matrixRoute{
-		"GET /api/health":              {"", aclPublic, 200, fixed("GET", "/api/health", "")},
-		"GET /api/workflows":           {"read", aclFiltered, 200, fixed("GET", "/api/workflows", "")},
-		"POST /api/workflows":          {"write", aclPreCheck, 200, fixed("POST", "/api/workflows", envelope(simple("w")))},
-		"GET /api/workflows/{id}":      {"read", aclPreCheck, 200, fixed("GET", "/api/workflows/w", "")},
-		"DELETE /api/workflows/{id}":   {"write", aclPreCheck, 200, fixed("DELETE", "/api/workflows/w", "")},
-		"POST /api/workflows/{id}/run": {"write", aclPreCheck, 200, fixed("POST", "/api/workflows/w/run", "")},
-		"GET /api/nodes":               {"read", aclUnbound, 200, fixed("GET", "/api/nodes", "")},
-		"POST /api/validate-workflow":  {"read", aclUnbound, 200, fixed("POST", "/api/validate-workflow", envelope(simple("x")))},
-		"GET /api/events":              {"read", aclPreCheck, 200, fixed("GET", "/api/events?workflow_id=w", "")},
-		"GET /api/scheduler":           {"read", aclFiltered, 200, fixed("GET", "/api/scheduler", "")},
+		"GET /api/health":    {"", aclPublic, 200, fixed("GET", "/api/health", "")},
+		"GET /svc-widget.js": {"", aclPublic, 200, fixed("GET", "/svc-widget.js", "")},
+		// The widget routes ignore bearer tokens: the secret rules (route
+		// tests in widget_test.go) decide; "nojob" has no job, so 404 for all.
+		"POST /api/widget/{workflow_id}/trigger":    {"", aclPublic, 404, fixed("POST", "/api/widget/nojob/trigger", `{"secret":"x"}`)},
+		"POST /api/widget/{workflow_id}/mint-token": {"", aclPublic, 404, fixed("POST", "/api/widget/nojob/mint-token", `{"secret":"x"}`)},
+		"GET /api/workflows":                        {"read", aclFiltered, 200, fixed("GET", "/api/workflows", "")},
+		"POST /api/workflows":                       {"write", aclPreCheck, 200, fixed("POST", "/api/workflows", envelope(simple("w")))},
+		"GET /api/workflows/{id}":                   {"read", aclPreCheck, 200, fixed("GET", "/api/workflows/w", "")},
+		"DELETE /api/workflows/{id}":                {"write", aclPreCheck, 200, fixed("DELETE", "/api/workflows/w", "")},
+		"POST /api/workflows/{id}/run":              {"write", aclPreCheck, 200, fixed("POST", "/api/workflows/w/run", "")},
+		"GET /api/nodes":                            {"read", aclUnbound, 200, fixed("GET", "/api/nodes", "")},
+		"POST /api/validate-workflow":               {"read", aclUnbound, 200, fixed("POST", "/api/validate-workflow", envelope(simple("x")))},
+		"GET /api/events":                           {"read", aclPreCheck, 200, fixed("GET", "/api/events?workflow_id=w", "")},
+		"GET /api/scheduler":                        {"read", aclFiltered, 200, fixed("GET", "/api/scheduler", "")},
 		"POST /api/scheduler/{id}/start": {"write", aclPreCheck, 200, func(int64) (string, string, string) {
 			if _, err := s.st.WorkflowPut(t.Context(), &store.Workflow{ID: "w", Name: "W", Doc: []byte(scheduled("w"))}, nil); err != nil {
 				t.Fatal(err)

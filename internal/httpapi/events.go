@@ -51,6 +51,12 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		f.Workflows = grants(r)
 	}
+	if sid := r.URL.Query().Get("session_id"); sid != "" {
+		if !validSession(sid) {
+			return errorf(http.StatusBadRequest, "session_id: at most %d letters, digits, '-', '_' or '.'", maxSessionLen)
+		}
+		f.Session = sid
+	}
 	release, err := s.acquireStream()
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/svcrun/svc/internal/secret"
 	"github.com/svcrun/svc/internal/store"
 	"github.com/svcrun/svc/internal/store/sqlite"
+	"github.com/svcrun/svc/internal/widget"
 )
 
 // Tokens of the test server.
@@ -40,11 +41,12 @@ const (
 func tokenID(secret string) string { return secret[:14] }
 
 type testServer struct {
-	url   string
-	st    *sqlite.Store
-	api   *httpapi.Server
-	creds *credential.Service
-	sched *scheduler.Scheduler
+	url    string
+	st     *sqlite.Store
+	api    *httpapi.Server
+	creds  *credential.Service
+	sched  *scheduler.Scheduler
+	signer *widget.Signer
 }
 
 // newServer starts the API over real loopback HTTP with a real SQLite store.
@@ -85,19 +87,29 @@ func newServer(t *testing.T, tweak func(*httpapi.Options)) *testServer {
 		t.Fatal(err)
 	}
 	eng := engine.New(engine.Options{Registry: node.Default(), Variables: st, Credentials: creds})
-	sched := scheduler.New(scheduler.Options{Store: st, Engine: eng})
-	opts := httpapi.Options{Store: st, Engine: eng, Credentials: creds, RateLimit: -1, Scheduler: sched}
+	signer, err := widget.NewSigner([]byte("widget-test-key-0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := httpapi.Options{Store: st, Engine: eng, Credentials: creds, RateLimit: -1, WidgetTokens: signer}
 	if tweak != nil {
 		tweak(&opts)
+	}
+	if opts.Scheduler == nil {
+		so := scheduler.Options{Store: st, Engine: opts.Engine, Tokens: signer}
+		if opts.Events != nil { // a nil *events.Hub must not become a non-nil Publisher
+			so.Events = opts.Events
+		}
+		opts.Scheduler = scheduler.New(so)
 	}
 	api := httpapi.New(opts)
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(func() {
 		hs.Close()
-		sched.Close(context.Background())
+		opts.Scheduler.Close(context.Background())
 		st.Close()
 	})
-	return &testServer{url: hs.URL, st: st, api: api, creds: creds, sched: sched}
+	return &testServer{url: hs.URL, st: st, api: api, creds: creds, sched: opts.Scheduler, signer: signer}
 }
 
 type response struct {

@@ -63,6 +63,9 @@ type route struct {
 func (s *Server) table() []route {
 	return []route{
 		{Route{"GET /api/health", ""}, s.health, ""},
+		{Route{"GET /svc-widget.js", ""}, s.widgetScript, ""},
+		{Route{"POST /api/widget/{workflow_id}/trigger", ""}, s.widgetTrigger, ""},
+		{Route{"POST /api/widget/{workflow_id}/mint-token", ""}, s.widgetMint, ""},
 		{Route{"GET /api/workflows", ScopeRead}, s.listWorkflows, ""},
 		{Route{"POST /api/workflows", ScopeWrite}, s.saveWorkflow, ""},
 		{Route{"GET /api/workflows/{id}", ScopeRead}, s.getWorkflow, ""},

@@ -17,6 +17,7 @@ import (
 	"github.com/svcrun/svc/internal/events"
 	"github.com/svcrun/svc/internal/scheduler"
 	"github.com/svcrun/svc/internal/store"
+	"github.com/svcrun/svc/internal/widget"
 )
 
 // Defaults of Options.
@@ -76,6 +77,9 @@ type Options struct {
 	// Scheduler runs the background jobs; nil makes start and stop fail
 	// with 500.
 	Scheduler *scheduler.Scheduler
+	// WidgetTokens mints and verifies widget tokens; nil makes mint-token
+	// fail with 500 and trigger accept raw secrets only.
+	WidgetTokens *widget.Signer
 }
 
 // Server serves the REST API.
@@ -86,11 +90,14 @@ type Server struct {
 	store store.Store
 	eng   *engine.Engine
 
-	creds   *credential.Service
-	sched   *scheduler.Scheduler
-	limiter *rateLimiter // nil: off
-	streams chan struct{}
-	handler http.Handler
+	creds *credential.Service
+	sched *scheduler.Scheduler
+
+	widgetLimits widgetLimiters
+	relayClient  *http.Client
+	limiter      *rateLimiter // nil: off
+	streams      chan struct{}
+	handler      http.Handler
 
 	tokens tokenCache
 	plans  planCache
@@ -138,6 +145,11 @@ func New(opts Options) *Server {
 		store: opts.Store, eng: opts.Engine, slots: make(chan struct{}, opts.MaxConcurrentRuns),
 	}
 	s.creds, s.sched = opts.Credentials, opts.Scheduler
+	s.widgetLimits = newWidgetLimiters()
+	// The relay talks to this process's own listeners: no proxy, no
+	// redirects.
+	s.relayClient = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	s.streams = make(chan struct{}, MaxStreams)
 	switch {
 	case opts.RateLimit == 0:

@@ -51,6 +51,15 @@ type Options struct {
 	// Host is the address webhook listeners bind: 127.0.0.1 unless a test
 	// says otherwise.
 	Host string
+	// Tokens verifies widget tokens minted from a Webhook secret (a
+	// *widget.Signer); a listener then accepts such a token in place of
+	// the secret. Nil accepts the raw secret only.
+	Tokens TokenVerifier
+}
+
+// TokenVerifier verifies a token minted for a workflow's Webhook secret.
+type TokenVerifier interface {
+	Verify(workflowID, secret, token string, now time.Time) error
 }
 
 // RejectError is a start the scheduler refuses: the workflow is missing,
@@ -99,21 +108,31 @@ func New(opts Options) *Scheduler {
 }
 
 func (s *Scheduler) publish(typ, workflowID string, payload map[string]any) {
+	s.publishSession(typ, workflowID, "", payload)
+}
+
+// publishSession publishes an event that only the streams of a widget
+// session receive (all streams when session is empty).
+func (s *Scheduler) publishSession(typ, workflowID, session string, payload map[string]any) {
 	if s.opts.Events != nil {
-		s.opts.Events.Publish(events.Event{Type: typ, WorkflowID: workflowID, Payload: payload})
+		s.opts.Events.Publish(events.Event{Type: typ, WorkflowID: workflowID, Session: session, Payload: payload})
 	}
 }
 
 // job is a started job.
 type job struct {
-	id      string
-	kind    string // interval, cron, once, webhook
-	spec    *schedule.Spec
-	hook    *hookConfig
-	port    int
-	plan    *engine.Plan
-	stopped atomic.Bool
-	busy    atomic.Bool // a scheduled run is in progress
+	id   string
+	kind string // interval, cron, once, webhook
+	spec *schedule.Spec
+	hook *hookConfig
+	port int
+	plan *engine.Plan
+	// outputNode is the id of the workflow's last Output node, or "";
+	// types lists its node types.
+	outputNode string
+	types      map[string]bool
+	stopped    atomic.Bool
+	busy       atomic.Bool // a scheduled run is in progress
 
 	// Row writes after runs are coalesced: one writer at a time per job
 	// (saving), which writes again while dirty, so that a burst of
@@ -170,7 +189,13 @@ func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *
 	if err != nil {
 		return reject("node %q: %v (%s)", trig.ID, err, node.CodeOf(err))
 	}
-	j := &job{id: id, plan: s.opts.Engine.Prepare(doc)}
+	j := &job{id: id, plan: s.opts.Engine.Prepare(doc), types: map[string]bool{}}
+	for _, n := range doc.Nodes {
+		j.types[n.NodeTypeID] = true
+		if n.NodeTypeID == "output" && !n.Disabled {
+			j.outputNode = n.ID
+		}
+	}
 	switch trig.NodeTypeID {
 	case "webhook":
 		j.kind = "webhook"
@@ -267,7 +292,7 @@ func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *
 	if j.kind != "webhook" {
 		s.arm(j)
 	}
-	s.publishStatus(j, "waiting", nil)
+	s.publishStatus(j, "waiting", nil, "")
 	if n, ok := value.NumberOrText(trig.Config["interval_secs"]); ok && j.kind == schedule.KindInterval && n < schedule.MinIntervalSecs {
 		s.publish(events.TypeSchedulerWarning, id, map[string]any{"workflow_id": id,
 			"message": fmt.Sprintf("interval_secs %v is below the minimum of %d: the job fires every %d seconds", n, schedule.MinIntervalSecs, schedule.MinIntervalSecs)})
@@ -308,7 +333,7 @@ func (s *Scheduler) Stop(ctx context.Context, id string) error {
 	if err := s.opts.Store.JobPut(ctx, &row); err != nil {
 		return err
 	}
-	s.publishStatus(j, "stopped", nil)
+	s.publishStatus(j, "stopped", nil, "")
 	return nil
 }
 
@@ -451,15 +476,15 @@ func (s *Scheduler) fire(j *job) {
 	defer j.busy.Store(false)
 	payload := map[string]any{"fired_at": now.UTC().Format(time.RFC3339Nano),
 		"scheduled_at": scheduled.UTC().Format(time.RFC3339Nano), "mode": j.kind}
-	s.runJob(j, "schedule", payload, !more)
+	s.runJob(j, "schedule", payload, !more, "")
 }
 
 // runJob runs a job's workflow once, records the run and the job's row,
 // and publishes its status. last marks the final run of a once schedule.
-func (s *Scheduler) runJob(j *job, kind string, payload any, last bool) *engine.Result {
+func (s *Scheduler) runJob(j *job, kind string, payload any, last bool, session string) *engine.Result {
 	s.running.Add(1)
 	defer s.running.Done()
-	s.publishStatus(j, "running", nil)
+	s.publishStatus(j, "running", nil, session)
 	runID := engine.NewRunID()
 	res := s.opts.Engine.Run(s.runs, engine.Request{Plan: j.plan, RunID: runID, Trigger: kind,
 		Payload: payload, HasPayload: true, Secrets: s.opts.Secrets()})
@@ -506,7 +531,7 @@ func (s *Scheduler) runJob(j *job, kind string, payload any, last bool) *engine.
 		}
 		s.mu.Unlock()
 	}
-	s.publishStatus(j, status, res)
+	s.publishStatus(j, status, res, session)
 	return res
 }
 
@@ -568,7 +593,7 @@ func (s *Scheduler) fail(j *job, cause error) {
 	}
 	j.wmu.Unlock()
 	s.publish(events.TypeSchedulerError, j.id, map[string]any{"workflow_id": j.id, "message": msg})
-	s.publishStatus(j, "error", nil)
+	s.publishStatus(j, "error", nil, "")
 }
 
 // Saved tells the scheduler that a workflow was saved: its job, if it has
@@ -605,7 +630,7 @@ func newer(a, b *time.Time) *time.Time {
 }
 
 // publishStatus sends a scheduler-status event with the job's row.
-func (s *Scheduler) publishStatus(j *job, status string, res *engine.Result) {
+func (s *Scheduler) publishStatus(j *job, status string, res *engine.Result, session string) {
 	if s.opts.Events == nil {
 		return
 	}
@@ -619,7 +644,7 @@ func (s *Scheduler) publishStatus(j *job, status string, res *engine.Result) {
 	if res != nil && len(res.Outputs) > 0 {
 		last = res.Outputs[len(res.Outputs)-1]
 	}
-	s.publish(events.TypeSchedulerStatus, j.id, map[string]any{
+	s.publishSession(events.TypeSchedulerStatus, j.id, session, map[string]any{
 		"workflow_id": j.id, "workflow_name": row.WorkflowName, "status": status, "run_count": row.RunCount,
 		"last_run_at": timeOrNil(row.LastRunAt), "next_run_at": timeOrNil(row.NextRunAt), "last_error": row.LastError,
 		"trigger_type": j.kind, "last_result": last,
@@ -631,6 +656,36 @@ func timeOrNil(t *time.Time) any {
 		return nil
 	}
 	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// Target is what the widget relay needs of a running job.
+type Target struct {
+	// Kind is the trigger: interval, cron, once or webhook.
+	Kind string
+	// Port, Path and Secret are the Webhook listener's.
+	Port         int
+	Path, Secret string
+	// OutputNode is the id of the workflow's last Output node, or "".
+	OutputNode string
+	types      map[string]bool
+}
+
+// Has reports whether the workflow holds a node of type typeID.
+func (t *Target) Has(typeID string) bool { return t.types[typeID] }
+
+// Target returns the running job of a workflow, or false when none runs.
+func (s *Scheduler) Target(id string) (*Target, bool) {
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j == nil {
+		return nil, false
+	}
+	t := &Target{Kind: j.kind, Port: j.port, OutputNode: j.outputNode, types: j.types}
+	if j.hook != nil {
+		t.Path, t.Secret = j.hook.path, j.hook.secret
+	}
+	return t, true
 }
 
 // Jobs reports the workflow ids of the jobs running now.

@@ -27,6 +27,21 @@ import (
 // MaxTimestampAge is how old an x-webhook-timestamp may be.
 const MaxTimestampAge = 5 * time.Minute
 
+// SessionHeader marks a request relayed by the widget route: the listener
+// answers 202 at once, and the run's scheduler-status events go only to
+// the event streams of the session it names.
+const SessionHeader = "X-Svc-Widget-Session"
+
+// secretOK compares a request's x-webhook-secret with the configured
+// secret in constant time, or verifies it as a widget token minted from
+// that secret for this workflow.
+func (s *Scheduler) secretOK(workflowID, secret, given string) bool {
+	if subtle.ConstantTimeCompare([]byte(given), []byte(secret)) == 1 {
+		return true
+	}
+	return s.opts.Tokens != nil && s.opts.Tokens.Verify(workflowID, secret, given, time.Now()) == nil
+}
+
 // hookConfig is a Webhook trigger's decoded config.
 type hookConfig struct {
 	path, method, secret string
@@ -159,7 +174,7 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": "this webhook accepts " + h.method})
 		return
 	}
-	if h.secret != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("x-webhook-secret")), []byte(h.secret)) != 1 {
+	if h.secret != "" && !l.s.secretOK(j.id, h.secret, r.Header.Get("x-webhook-secret")) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "missing or wrong x-webhook-secret"})
 		return
 	}
@@ -184,10 +199,25 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	payload := requestPayload(r, raw)
+	if session, relayed := r.Header[http.CanonicalHeaderKey(SessionHeader)]; relayed {
+		// Relayed by the widget: acknowledge receipt now; the output goes
+		// out as a scheduler-status event to the sender's session only.
+		sid := ""
+		if len(session) > 0 {
+			sid = session[0]
+		}
+		l.s.running.Add(1)
+		go func() {
+			defer l.s.running.Done()
+			l.s.runJob(j, "webhook", payload, false, sid)
+		}()
+		writeJSON(w, http.StatusAccepted, map[string]any{"ok": true, "status": "accepted"})
+		return
+	}
 	done := make(chan []byte, 1)
 	runID := make(chan string, 1)
 	go func() {
-		res := l.s.runJob(j, "webhook", payload, false)
+		res := l.s.runJob(j, "webhook", payload, false, "")
 		if res == nil {
 			done <- nil
 			return
