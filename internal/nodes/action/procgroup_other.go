@@ -1,0 +1,8 @@
+//go:build !unix
+
+package action
+
+import "os/exec"
+
+// ownProcessGroup leaves cmd as it is: stopping it kills the process alone.
+func ownProcessGroup(*exec.Cmd) {}
