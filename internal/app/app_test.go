@@ -74,7 +74,7 @@ func TestNodesCatalog(t *testing.T) {
 		ids = append(ids, n.TypeID)
 	}
 	want := []string{"collect_files", "delay", "desktop_notification", "execute_workflow", "get_variable", "http_request", "if", "json", "loop", "manual_trigger",
-		"merge", "output", "schedule", "set_variable", "stop", "switch", "text_to_file", "transform_data", "wait", "webhook"}
+		"merge", "output", "schedule", "send_email", "set_variable", "stop", "switch", "text_to_file", "transform_data", "wait", "webhook"}
 	if strings.Join(ids, ",") != strings.Join(want, ",") {
 		t.Errorf("catalog = %v; want %v", ids, want)
 	}
