@@ -21,6 +21,7 @@ import (
 	"github.com/svcrun/svc/internal/events"
 	"github.com/svcrun/svc/internal/httpapi"
 	"github.com/svcrun/svc/internal/node"
+	"github.com/svcrun/svc/internal/nodes/process"
 	"github.com/svcrun/svc/internal/scheduler"
 	"github.com/svcrun/svc/internal/secret"
 	"github.com/svcrun/svc/internal/store"
@@ -227,9 +228,9 @@ func apiCmd(ctx context.Context, args []string, getenv func(string) string, stde
 	if err := initialToken(ctx, st, c, stderr); err != nil {
 		return err
 	}
-	reg := node.Default()
-	for id, on := range c.dangerous() {
-		reg.SetEnabled(id, on)
+	reg, err := registry(c)
+	if err != nil {
+		return err
 	}
 	hub := events.New(events.Options{})
 	defer hub.Close()
@@ -275,6 +276,23 @@ func apiCmd(ctx context.Context, args []string, getenv func(string) string, stde
 		log.Error("cannot record the jobs paused at shutdown", "err", cerr)
 	}
 	return err
+}
+
+// registry is the node catalog of this server: the built-ins, with Shell
+// Command and Code installed with --allow-env-vars and the dangerous types
+// switched on by their flags.
+func registry(c *apiConfig) (*node.Registry, error) {
+	reg := node.Default()
+	opts := process.Options{AllowEnvVars: c.AllowEnvVars}
+	for _, s := range []*node.Spec{process.ShellSpec(opts), process.CodeSpec(opts)} {
+		if err := reg.Replace(s); err != nil {
+			return nil, err
+		}
+	}
+	for id, on := range c.dangerous() {
+		reg.SetEnabled(id, on)
+	}
+	return reg, nil
 }
 
 // openCredentials loads the credential key (rule 2 of spec/server.md

@@ -2,37 +2,17 @@ package app
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/svcrun/svc/internal/httpapi"
+	"github.com/svcrun/svc/internal/nodes/process"
 )
 
-// nodeBundledPath is where the Code node looks for its runtime (rule 3 of
-// spec/server.md section 1): SVC_NODE_BIN, else node-bundled beside the
-// executable. PATH is never searched.
-func nodeBundledPath(getenv func(string) string) string {
-	if p := getenv("SVC_NODE_BIN"); p != "" {
-		return p
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	name := "node-bundled"
-	if runtime.GOOS == "windows" {
-		name += ".exe"
-	}
-	return filepath.Join(filepath.Dir(exe), name)
-}
-
-// nodeBundledCheck returns the health check of the bundled runtime: it runs
-// `<runtime> --version` and remembers the answer for a minute.
+// nodeBundledCheck returns the health check of the Code node's runtime
+// (rule 3 of spec/server.md section 1: SVC_NODE_BIN, else node-bundled
+// beside the executable, never PATH): it runs `<runtime> --version` and
+// remembers the answer for a minute.
 func nodeBundledCheck(getenv func(string) string) func(context.Context) httpapi.NodeBundled {
 	var (
 		mu      sync.Mutex
@@ -45,24 +25,21 @@ func nodeBundledCheck(getenv func(string) string) func(context.Context) httpapi.
 		if !checked.IsZero() && time.Since(checked) < time.Minute {
 			return last
 		}
-		last, checked = probeNode(ctx, nodeBundledPath(getenv)), time.Now()
+		last, checked = probeNode(ctx, getenv), time.Now()
 		return last
 	}
 }
 
-func probeNode(ctx context.Context, path string) httpapi.NodeBundled {
+// probeNode finds the runtime the Code node would use and asks its
+// version; any failure is the same generic message.
+func probeNode(ctx context.Context, getenv func(string) string) httpapi.NodeBundled {
 	fail := httpapi.NodeBundled{Status: "error", Message: "the bundled Node.js runtime was not found or did not run"}
-	if path == "" {
+	path, err := process.FindRuntime(getenv)
+	if err != nil {
 		return fail
 	}
-	if st, err := os.Stat(path); err != nil || st.IsDir() {
-		return fail
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil || v == "" || len(v) > 64 {
+	v, err := process.RuntimeVersion(ctx, path)
+	if err != nil {
 		return fail
 	}
 	return httpapi.NodeBundled{Status: "ok", Version: v}

@@ -76,6 +76,21 @@ func (e *nodeEnv) Var(key string) (any, bool) {
 
 func (e *nodeEnv) SetVar(key string, v any) { e.r.setVar(key, v) }
 
+// Vars returns a copy of the run's variables as this node sees them (a
+// loop body's overlay included); the Code node hands them to the script
+// as context.vars.
+func (e *nodeEnv) Vars() map[string]any {
+	base := *e.r.vars.Load()
+	out := make(map[string]any, len(base)+len(e.overlay))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range e.overlay {
+		out[k] = v
+	}
+	return out
+}
+
 func (e *nodeEnv) Store() node.VariableStore { return e.r.e.opts.Variables }
 
 func (e *nodeEnv) Payload() (any, bool) { return e.r.req.Payload, e.r.req.HasPayload }

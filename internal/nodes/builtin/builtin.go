@@ -9,5 +9,6 @@ import (
 	_ "github.com/svcrun/svc/internal/nodes/files"
 	_ "github.com/svcrun/svc/internal/nodes/flow"
 	_ "github.com/svcrun/svc/internal/nodes/logic"
+	_ "github.com/svcrun/svc/internal/nodes/process"
 	_ "github.com/svcrun/svc/internal/nodes/trigger"
 )
