@@ -27,7 +27,8 @@ if [ "$fuzztime" != "0" ]; then
 		"./internal/httpapi FuzzIfMatch" \
 		"./internal/httpapi FuzzClientAddr" \
 		"./internal/secret FuzzOpen" \
-		"./internal/schedule FuzzParseCron"; do
+		"./internal/schedule FuzzParseCron" \
+		"./internal/nodes/database FuzzCheckSQL"; do
 		set -- $target
 		go test -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" "$1"
 	done

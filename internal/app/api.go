@@ -21,6 +21,7 @@ import (
 	"github.com/svcrun/svc/internal/events"
 	"github.com/svcrun/svc/internal/httpapi"
 	"github.com/svcrun/svc/internal/node"
+	"github.com/svcrun/svc/internal/nodes/database"
 	"github.com/svcrun/svc/internal/nodes/process"
 	"github.com/svcrun/svc/internal/scheduler"
 	"github.com/svcrun/svc/internal/secret"
@@ -193,7 +194,7 @@ func (c *apiConfig) warnings() []string {
 		w = append(w, "--file-sandbox-dir is not set: File and Save to Folder nodes can reach any path this server can")
 	}
 	if c.AllowDatabase {
-		w = append(w, "the Database node checks the address it connects to, but a host name that resolves differently between the check and the connection (DNS rebinding) can still reach a blocked address")
+		w = append(w, database.RebindingWarning)
 	}
 	return w
 }

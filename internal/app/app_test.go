@@ -73,7 +73,7 @@ func TestNodesCatalog(t *testing.T) {
 	for _, n := range cat.Nodes {
 		ids = append(ids, n.TypeID)
 	}
-	want := []string{"code", "collect_files", "delay", "desktop_notification", "execute_workflow", "get_variable", "http_request", "if", "json", "loop", "manual_trigger",
+	want := []string{"code", "collect_files", "database", "delay", "desktop_notification", "execute_workflow", "get_variable", "http_request", "if", "json", "loop", "manual_trigger",
 		"merge", "output", "schedule", "send_email", "set_variable", "shell_command", "stop", "switch", "text_to_file", "transform_data", "wait", "webhook"}
 	if strings.Join(ids, ",") != strings.Join(want, ",") {
 		t.Errorf("catalog = %v; want %v", ids, want)

@@ -43,7 +43,7 @@ func TestDangerousFlags(t *testing.T) {
 	t.Parallel()
 	env := []string{"SVC_TOKEN=" + testToken, "SVC_SHARED=visible", "SVC_HIDDEN=secret"}
 	off := start(t, env, "--data-dir", t.TempDir())
-	for _, typ := range []string{"shell_command", "code"} {
+	for _, typ := range []string{"shell_command", "code", "database"} {
 		if enabled(t, off, typ) {
 			t.Errorf("%s is enabled without its flag", typ)
 		}

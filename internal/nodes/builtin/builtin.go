@@ -5,6 +5,7 @@ package builtin
 import (
 	_ "github.com/svcrun/svc/internal/nodes/action"
 	_ "github.com/svcrun/svc/internal/nodes/data"
+	_ "github.com/svcrun/svc/internal/nodes/database"
 	_ "github.com/svcrun/svc/internal/nodes/email"
 	_ "github.com/svcrun/svc/internal/nodes/files"
 	_ "github.com/svcrun/svc/internal/nodes/flow"
