@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -41,19 +40,11 @@ func trigger(secret, message, session string) string {
 	return fmt.Sprintf(`{"secret":%q,"session_id":%q,"body":{"message":%q}}`, secret, session, message)
 }
 
-// newWidgetServer registers a stand-in "code" node type (the real one is
-// not built yet) so that a workflow holding one can be started, and a hub.
+// newWidgetServer switches the Code node on, so that a workflow holding
+// one can be started (the widget must still refuse it), and adds a hub.
 func newWidgetServer(t *testing.T, tweak func(*httpapi.Options)) *testServer {
-	reg := node.Default().Clone()
-	if err := reg.Add(&node.Spec{TypeID: "code", DisplayName: "Code (stand-in)", Category: node.CategoryUtility,
-		Version: node.BuiltinVersion, Author: node.BuiltinAuthor, Description: "test stand-in",
-		Inputs: []node.Port{node.InPort}, Outputs: []node.Port{node.OutPort}, Enabled: true,
-		Output: map[string]any{"$schema": "http://json-schema.org/draft-07/schema#"},
-		New: func(node.Config) (node.Runner, error) {
-			return node.RunnerFunc(func(context.Context, node.Env) (node.Result, error) { return node.Result{}, nil }), nil
-		}}); err != nil {
-		t.Fatal(err)
-	}
+	reg := node.Default()
+	reg.SetEnabled("code", true)
 	s, _ := newEventServer(t, func(o *httpapi.Options) {
 		o.Engine = engine.New(engine.Options{Registry: reg, Credentials: o.Credentials, Events: o.Events})
 		if tweak != nil {
@@ -82,7 +73,7 @@ func TestWidgetTriggerRules(t *testing.T) {
 	s.startJob(t, "nosecret", chat("nosecret", freePort(t), ""))
 	s.startJob(t, "sched", scheduled("sched"))
 	s.startJob(t, "code", strings.Replace(chat("code", freePort(t), `"secret":"s3cret"`),
-		`{"id":"out",`, `{"id":"c","node_type_id":"code"},{"id":"out",`, 1))
+		`{"id":"out",`, `{"id":"c","node_type_id":"code","config":{"code":"output(1)"}},{"id":"out",`, 1))
 	s.startJob(t, "getonly", strings.Replace(chat("getonly", freePort(t), `"secret":"s3cret"`), `"method":"POST"`, `"method":"GET"`, 1))
 	s.startJob(t, "stopped", chat("stopped", freePort(t), `"secret":"s3cret"`))
 	if r := s.do(t, "POST", "/api/scheduler/stopped/stop", writeToken, ""); r.status != 200 {

@@ -107,8 +107,11 @@ func TestBuiltinDefaultsValid(t *testing.T) {
 func TestBuiltinCatalogEntries(t *testing.T) {
 	t.Parallel()
 	for _, s := range builtinSpecs(t) {
-		if !s.Enabled {
-			t.Errorf("%s: Enabled = false; want every built-in enabled by default", s.TypeID)
+		// Only the dangerous types start switched off, and each names the
+		// flag that switches it on.
+		dangerous := s.TypeID == "shell_command" || s.TypeID == "code" || s.TypeID == "database"
+		if s.Enabled == dangerous || dangerous != (s.EnableFlag != "") {
+			t.Errorf("%s: Enabled = %v, EnableFlag %q; want only shell_command, code and database off, with a flag", s.TypeID, s.Enabled, s.EnableFlag)
 		}
 		if s.Author == "" || s.Version == "" || s.Description == "" || s.DisplayName == "" || s.Category == "" {
 			t.Errorf("%s: author %q version %q description %q display name %q category %q; want all set",
