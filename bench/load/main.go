@@ -22,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -113,7 +112,10 @@ func run(d time.Duration, clients int) error {
 	for _, sc := range scenarios { // warm up connections and caches
 		loadgen.Load(clients, 300*time.Millisecond, call(sc.target))
 	}
-	stopProfile := startProfile()
+	stopProfile, err := loadgen.StartProfile(profilePath)
+	if err != nil {
+		return err
+	}
 	for round := time.Duration(0); round < d; round += time.Second {
 		for i, sc := range scenarios {
 			results[i].Add(loadgen.Load(clients, time.Second, call(sc.target)))
@@ -180,18 +182,3 @@ var (
 	profilePath string
 	linger      time.Duration
 )
-
-func startProfile() func() {
-	if profilePath == "" {
-		return func() {}
-	}
-	f, err := os.Create(profilePath)
-	if err != nil {
-		panic(err)
-	}
-	pprof.StartCPUProfile(f)
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}
-}

@@ -144,7 +144,10 @@ func webhook(d time.Duration, clients int) error {
 	for _, sc := range scenarios {
 		loadgen.Load(clients, 300*time.Millisecond, sc.call)
 	}
-	stop := startProfile()
+	stop, err := loadgen.StartProfile(profilePath)
+	if err != nil {
+		return err
+	}
 	for round := time.Duration(0); round < d; round += time.Second {
 		for i, sc := range scenarios {
 			results[i].Add(loadgen.Load(clients, time.Second, sc.call))
@@ -282,18 +285,3 @@ func intervals(n int, idle, jitter time.Duration) error {
 }
 
 var profilePath, memProfilePath string
-
-func startProfile() func() {
-	if profilePath == "" {
-		return func() {}
-	}
-	f, err := os.Create(profilePath)
-	if err != nil {
-		panic(err)
-	}
-	pprof.StartCPUProfile(f)
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}
-}

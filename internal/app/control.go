@@ -31,19 +31,7 @@ func listCmd(ctx context.Context, args []string, getenv func(string) string, std
 	fs.SetOutput(stderr)
 	var cf controlFlags
 	cf.register(fs, getenv)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		fmt.Fprint(stderr, controlUsage)
-		return exitError(2)
-	}
-	c, err := cf.client()
-	if err != nil {
-		return err
-	}
-	wfs, err := allWorkflows(ctx, c)
+	_, c, wfs, err := controlSetup(ctx, fs, &cf, args, 0, stderr)
 	if err != nil {
 		return err
 	}
@@ -94,19 +82,7 @@ func jobCmd(ctx context.Context, verb string, args []string, getenv func(string)
 			return err
 		})
 	}
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		fmt.Fprint(stderr, controlUsage)
-		return exitError(2)
-	}
-	c, err := cf.client()
-	if err != nil {
-		return err
-	}
-	wfs, err := allWorkflows(ctx, c)
+	pos, c, wfs, err := controlSetup(ctx, fs, &cf, args, 1, stderr)
 	if err != nil {
 		return err
 	}
@@ -136,6 +112,25 @@ func jobCmd(ctx context.Context, verb string, args []string, getenv func(string)
 	}
 	fmt.Fprintf(stdout, "%s %s (%s)\n", map[string]string{"start": "started", "stop": "stopped", "restart": "restarted"}[verb], w.ID, w.Name)
 	return nil
+}
+
+// controlSetup parses a control command's flags and its want positional
+// arguments, connects, and reads every workflow the token may see (the
+// read call of the command).
+func controlSetup(ctx context.Context, fs *flag.FlagSet, cf *controlFlags, args []string, want int, stderr io.Writer) (
+	pos []string, c *client.Client, wfs []client.WorkflowSummary, err error) {
+	if pos, err = parseInterleaved(fs, args); err != nil {
+		return nil, nil, nil, err
+	}
+	if len(pos) != want {
+		fmt.Fprint(stderr, controlUsage)
+		return nil, nil, nil, exitError(2)
+	}
+	if c, err = cf.client(); err != nil {
+		return nil, nil, nil, err
+	}
+	wfs, err = allWorkflows(ctx, c)
+	return pos, c, wfs, err
 }
 
 // allWorkflows reads every page of the workflow list.

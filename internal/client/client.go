@@ -167,6 +167,13 @@ type WorkflowPage struct {
 // ListWorkflows reads a page of workflows; zero limit means the server's
 // default.
 func (c *Client) ListWorkflows(ctx context.Context, limit, offset int) (*WorkflowPage, error) {
+	var p WorkflowPage
+	_, err := c.do(ctx, http.MethodGet, paged("/api/workflows", limit, offset), nil, nil, &p)
+	return &p, err
+}
+
+// paged adds limit and offset to a list route's path when they are set.
+func paged(path string, limit, offset int) string {
 	q := url.Values{}
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
@@ -174,13 +181,10 @@ func (c *Client) ListWorkflows(ctx context.Context, limit, offset int) (*Workflo
 	if offset > 0 {
 		q.Set("offset", strconv.Itoa(offset))
 	}
-	path := "/api/workflows"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var p WorkflowPage
-	_, err := c.do(ctx, http.MethodGet, path, nil, nil, &p)
-	return &p, err
+	return path
 }
 
 // GetWorkflow returns a workflow document and its row version.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 )
 
@@ -34,19 +33,8 @@ type JobPage struct {
 // ListJobs reads a page of scheduled jobs; zero limit means the server's
 // default.
 func (c *Client) ListJobs(ctx context.Context, limit, offset int) (*JobPage, error) {
-	q := url.Values{}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	if offset > 0 {
-		q.Set("offset", strconv.Itoa(offset))
-	}
-	path := "/api/scheduler"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
 	var p JobPage
-	_, err := c.do(ctx, http.MethodGet, path, nil, nil, &p)
+	_, err := c.do(ctx, http.MethodGet, paged("/api/scheduler", limit, offset), nil, nil, &p)
 	return &p, err
 }
 
