@@ -85,9 +85,25 @@ type Scheduler struct {
 	listeners map[int]*listener
 	closed    bool
 
-	runs    context.Context // cancelled by Close
-	cancel  context.CancelFunc
+	runs   context.Context // cancelled by Close
+	cancel context.CancelFunc
+	// running counts the runs and row writes in flight; track adds to it
+	// only until Close begins waiting (trackMu orders the two).
 	running sync.WaitGroup
+	trackMu sync.RWMutex
+	closing bool
+}
+
+// track counts a run or a row write in flight; it reports false once Close
+// has begun, and then nothing new may start.
+func (s *Scheduler) track() bool {
+	s.trackMu.RLock()
+	defer s.trackMu.RUnlock()
+	if s.closing {
+		return false
+	}
+	s.running.Add(1)
+	return true
 }
 
 // New returns a scheduler with no jobs; Resume starts the stored ones.
@@ -436,6 +452,9 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	s.listeners = map[int]*listener{}
 	s.mu.Unlock()
 	s.cancel()
+	s.trackMu.Lock()
+	s.closing = true
+	s.trackMu.Unlock()
 	s.running.Wait()
 	var errs []error
 	for _, j := range jobs {
@@ -481,8 +500,11 @@ func (s *Scheduler) fire(j *job) {
 
 // runJob runs a job's workflow once, records the run and the job's row,
 // and publishes its status. last marks the final run of a once schedule.
+// It returns nil without running once Close has begun.
 func (s *Scheduler) runJob(j *job, kind string, payload any, last bool, session string) *engine.Result {
-	s.running.Add(1)
+	if !s.track() {
+		return nil // closing
+	}
 	defer s.running.Done()
 	s.publishStatus(j, "running", nil, session)
 	runID := engine.NewRunID()
@@ -542,7 +564,10 @@ func (s *Scheduler) saveRow(j *job) {
 	if !j.saving.CompareAndSwap(false, true) {
 		return // the writer in flight writes again
 	}
-	s.running.Add(1)
+	if !s.track() {
+		j.saving.Store(false)
+		return // closing: Close writes the row
+	}
 	go func() {
 		defer s.running.Done()
 		for {

@@ -564,3 +564,46 @@ func TestSaved(t *testing.T) {
 		t.Error("the port still listens after the job ended")
 	}
 }
+
+// TestCloseDuringRuns closes the scheduler while webhook requests and
+// their runs are in flight: Close waits for them, nothing starts after it,
+// and nothing races (run with -race).
+func TestCloseDuringRuns(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	port := freePort(t)
+	f.save(t, fmt.Sprintf(`{"id":"slow","name":"Slow","nodes":[
+	 {"id":"h","node_type_id":"webhook","config":{"port":%d,"path":"/in"}},
+	 {"id":"d","node_type_id":"delay","config":{"duration":100,"unit":"ms"}}],
+	 "edges":[{"id":"e1","from":"h","to":"d"}]}`, port))
+	if err := f.s.Start(t.Context(), "slow", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/in", port), strings.NewReader(fmt.Sprintf(`{"i":%d}`, i)))
+			if i%2 == 0 {
+				req.Header.Set(scheduler.SessionHeader, "s") // relayed: answered at once, run in the background
+			}
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	time.Sleep(30 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- f.s.Close(context.Background()) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return with runs in flight")
+	}
+	wg.Wait()
+	if err := f.s.Start(t.Context(), "slow", nil, nil); !errors.Is(err, scheduler.ErrClosed) {
+		t.Errorf("Start after Close = %v; want ErrClosed", err)
+	}
+}

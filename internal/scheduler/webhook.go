@@ -206,7 +206,10 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if len(session) > 0 {
 			sid = session[0]
 		}
-		l.s.running.Add(1)
+		if !l.s.track() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "the workflow cannot run now"})
+			return
+		}
 		go func() {
 			defer l.s.running.Done()
 			l.s.runJob(j, "webhook", payload, false, sid)
