@@ -31,6 +31,7 @@ import (
 	"github.com/svcrun/svc/internal/store"
 	"github.com/svcrun/svc/internal/value"
 	"github.com/svcrun/svc/internal/workflow"
+	"golang.org/x/sync/errgroup"
 )
 
 // Publisher receives the scheduler's events (an *events.Hub). Publish must
@@ -92,6 +93,19 @@ type Scheduler struct {
 	running sync.WaitGroup
 	trackMu sync.RWMutex
 	closing bool
+
+	// idLocks serializes Start, Stop and Forget of one workflow (a
+	// *sync.Mutex per id), so that starts of different workflows wait for
+	// their store writes side by side.
+	idLocks sync.Map
+}
+
+// lockID locks a workflow's starts and stops; call the result to unlock.
+func (s *Scheduler) lockID(id string) (unlock func()) {
+	v, _ := s.idLocks.LoadOrStore(id, new(sync.Mutex))
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // track counts a run or a row write in flight; it reports false once Close
@@ -155,6 +169,9 @@ type job struct {
 	// webhook runs costs about one write per store commit.
 	saving atomic.Bool
 	dirty  atomic.Bool
+	// unsaved is set when the row changed after its last write; Close
+	// writes such rows.
+	unsaved atomic.Bool
 	// wmu orders the row writes: a write after a run never lands after
 	// the write of Stop.
 	wmu sync.Mutex
@@ -182,6 +199,7 @@ func findTrigger(doc *workflow.Workflow) *workflow.Node {
 // stored setting (false for a job never started); port overrides a Webhook
 // trigger's port.
 func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *int) error {
+	defer s.lockID(id)()
 	rec, err := s.opts.Store.WorkflowGet(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return reject("workflow %q not found", id)
@@ -265,8 +283,8 @@ func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *
 	}
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
 	old := s.jobs[id]
@@ -287,13 +305,26 @@ func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *
 	// that a restart on the same port and path drops no request.
 	if j.kind == "webhook" {
 		if err := s.listen(j); err != nil {
+			s.mu.Unlock()
 			return err
 		}
 	}
-	if err := s.opts.Store.JobPut(ctx, &j.row); err != nil {
-		if j.kind == "webhook" {
+	s.mu.Unlock()
+
+	// The row is written without s.mu, so that starts of other workflows
+	// (a resume of many) share store commits; lockID keeps this one's
+	// start and stop in order.
+	err = s.opts.Store.JobPut(ctx, &j.row)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && s.closed {
+		err = ErrClosed
+	}
+	if err != nil {
+		if j.kind == "webhook" && !s.closed {
 			s.unlisten(j)
-			if old != nil && old.kind == "webhook" {
+			if old != nil && old.kind == "webhook" && s.jobs[id] == old {
 				if err := s.listen(old); err != nil {
 					s.log.Error("cannot restore a webhook listener", "workflow_id", id, "err", err)
 				}
@@ -319,6 +350,7 @@ func (s *Scheduler) Start(ctx context.Context, id string, alwaysOn *bool, port *
 // Stop stops a workflow's job; stopping a job that is not running is no
 // error. The stored row says stopped.
 func (s *Scheduler) Stop(ctx context.Context, id string) error {
+	defer s.lockID(id)()
 	s.mu.Lock()
 	j := s.jobs[id]
 	if j != nil {
@@ -356,6 +388,7 @@ func (s *Scheduler) Stop(ctx context.Context, id string) error {
 // Forget stops a deleted workflow's job without writing its row (the
 // delete removed it).
 func (s *Scheduler) Forget(id string) {
+	defer s.lockID(id)()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if j := s.jobs[id]; j != nil {
@@ -395,44 +428,64 @@ func (s *Scheduler) arm(j *job) {
 // Resume starts the jobs stored with always_on after a restart and marks
 // the other active ones paused. It publishes scheduler-ready.
 func (s *Scheduler) Resume(ctx context.Context) error {
+	var active []store.Job
 	for offset := 0; ; offset += 500 {
 		rows, _, err := s.opts.Store.JobList(ctx, store.ListOptions{Limit: 500, Offset: offset})
 		if err != nil {
 			return err
 		}
-		for i := range rows {
-			r := &rows[i]
-			if r.Status != store.JobActive {
-				continue
-			}
-			if !r.AlwaysOn {
-				r.Status, r.NextRunAt = store.JobPaused, nil
-				if err := s.opts.Store.JobPut(ctx, r); err != nil {
-					return err
-				}
-				continue
-			}
-			err := s.Start(ctx, r.WorkflowID, nil, r.PortOverride)
-			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
-				return err
-			}
-			if err != nil {
-				msg := err.Error()
-				r.Status, r.LastError, r.NextRunAt = store.JobError, &msg, nil
-				if perr := s.opts.Store.JobPut(ctx, r); perr != nil {
-					return perr
-				}
-				s.publish(events.TypeSchedulerError, r.WorkflowID, map[string]any{"workflow_id": r.WorkflowID, "message": "cannot resume: " + msg})
+		for _, r := range rows {
+			if r.Status == store.JobActive {
+				active = append(active, r)
 			}
 		}
 		if len(rows) < 500 {
 			break
 		}
 	}
+	// Workers resume side by side, so that their row writes share store
+	// commits; the first hard error (closed, cancelled, a store failure)
+	// stops them.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(resumeWorkers)
+	for i := range active {
+		r := &active[i]
+		g.Go(func() error { return s.resume(gctx, r) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	n := len(s.jobs)
 	s.mu.Unlock()
 	s.publish(events.TypeSchedulerReady, "", map[string]any{"job_count": n, "timestamp": time.Now().UTC().Format(time.RFC3339Nano)})
+	return nil
+}
+
+// resumeWorkers is how many stored jobs Resume starts at once.
+const resumeWorkers = 16
+
+// resume starts one stored active job again (always_on) or marks it
+// paused; a job that cannot start is marked error with a scheduler-error.
+func (s *Scheduler) resume(ctx context.Context, r *store.Job) error {
+	if !r.AlwaysOn {
+		r.Status, r.NextRunAt = store.JobPaused, nil
+		return s.opts.Store.JobPut(ctx, r)
+	}
+	err := s.Start(ctx, r.WorkflowID, nil, r.PortOverride)
+	if err == nil || errors.Is(err, ErrClosed) || ctx.Err() != nil {
+		return err
+	}
+	var rej *RejectError
+	if !errors.As(err, &rej) {
+		return err
+	}
+	msg := err.Error()
+	r.Status, r.LastError, r.NextRunAt = store.JobError, &msg, nil
+	if err := s.opts.Store.JobPut(ctx, r); err != nil {
+		return err
+	}
+	s.publish(events.TypeSchedulerError, r.WorkflowID, map[string]any{"workflow_id": r.WorkflowID, "message": "cannot resume: " + msg})
 	return nil
 }
 
@@ -456,16 +509,35 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	s.closing = true
 	s.trackMu.Unlock()
 	s.running.Wait()
-	var errs []error
+	// Write the rows that change (pausing) or that runs changed since
+	// their last write, side by side so that they share store commits.
+	var (
+		g    errgroup.Group
+		mu   sync.Mutex
+		errs []error
+	)
+	g.SetLimit(resumeWorkers)
 	for _, j := range jobs {
 		j.mu.Lock()
 		row := j.row
 		j.mu.Unlock()
-		if row.Status == store.JobActive && !row.AlwaysOn {
+		pause := row.Status == store.JobActive && !row.AlwaysOn
+		if !pause && !j.unsaved.Load() {
+			continue
+		}
+		if pause {
 			row.Status, row.NextRunAt = store.JobPaused, nil
 		}
-		errs = append(errs, s.opts.Store.JobPut(ctx, &row))
+		g.Go(func() error {
+			if err := s.opts.Store.JobPut(ctx, &row); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
+	g.Wait()
 	return errors.Join(errs...)
 }
 
@@ -541,6 +613,7 @@ func (s *Scheduler) runJob(j *job, kind string, payload any, last bool, session 
 		status = "error"
 	}
 	j.mu.Unlock()
+	j.unsaved.Store(true)
 	if last {
 		s.writeRow(j)
 	} else {
@@ -589,12 +662,14 @@ func (s *Scheduler) writeRow(j *job) {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
 	if j.stopped.Load() {
-		return // Stop, Forget or a restart has written or removed the row
+		return // Stop, Forget, a restart or Close writes or removes the row
 	}
+	j.unsaved.Store(false) // before the copy: a change after it sets it again
 	j.mu.Lock()
 	row := j.row
 	j.mu.Unlock()
 	if err := s.opts.Store.JobPut(context.WithoutCancel(s.runs), &row); err != nil {
+		j.unsaved.Store(true)
 		s.log.Error("cannot record a job", "workflow_id", j.id, "err", err)
 	}
 }
