@@ -35,19 +35,13 @@ func listCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	jobs := map[string]client.Job{}
-	for offset := 0; ; {
-		page, err := c.ListJobs(ctx, 500, offset)
-		if err != nil {
-			return err
-		}
-		for _, j := range page.Items {
-			jobs[j.WorkflowID] = j
-		}
-		offset += len(page.Items)
-		if len(page.Items) == 0 || offset >= page.Total {
-			break
-		}
+	rows, err := client.All(func(limit, offset int) (*client.JobPage, error) { return c.ListJobs(ctx, limit, offset) })
+	if err != nil {
+		return err
+	}
+	jobs := make(map[string]client.Job, len(rows))
+	for _, j := range rows {
+		jobs[j.WorkflowID] = j
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tJOB\tALWAYS_ON\tRUNS\tLAST_RUN\tNEXT_RUN")
@@ -129,23 +123,8 @@ func controlSetup(ctx context.Context, fs *flag.FlagSet, cf *controlFlags, args 
 	if c, err = cf.client(); err != nil {
 		return nil, nil, nil, err
 	}
-	wfs, err = allWorkflows(ctx, c)
+	wfs, err = client.All(func(limit, offset int) (*client.WorkflowPage, error) { return c.ListWorkflows(ctx, limit, offset) })
 	return pos, c, wfs, err
-}
-
-// allWorkflows reads every page of the workflow list.
-func allWorkflows(ctx context.Context, c *client.Client) ([]client.WorkflowSummary, error) {
-	var all []client.WorkflowSummary
-	for {
-		page, err := c.ListWorkflows(ctx, 500, len(all))
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Items...)
-		if len(page.Items) == 0 || len(all) >= page.Total {
-			return all, nil
-		}
-	}
 }
 
 type ambiguousError struct{ candidates []client.WorkflowSummary }

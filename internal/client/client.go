@@ -156,12 +156,30 @@ type WorkflowSummary struct {
 	CollectionID *string   `json:"collection_id"`
 }
 
+// Page is a page of a list route.
+type Page[T any] struct {
+	Items  []T `json:"items"`
+	Total  int `json:"total"`
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+}
+
 // WorkflowPage is a page of the workflow list.
-type WorkflowPage struct {
-	Items  []WorkflowSummary `json:"items"`
-	Total  int               `json:"total"`
-	Limit  int               `json:"limit"`
-	Offset int               `json:"offset"`
+type WorkflowPage = Page[WorkflowSummary]
+
+// All reads every page of a list, list(limit, offset) reading one.
+func All[T any](list func(limit, offset int) (*Page[T], error)) ([]T, error) {
+	var all []T
+	for {
+		page, err := list(500, len(all))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Items...)
+		if len(page.Items) == 0 || len(all) >= page.Total {
+			return all, nil
+		}
+	}
 }
 
 // ListWorkflows reads a page of workflows; zero limit means the server's

@@ -23,12 +23,7 @@ type Job struct {
 }
 
 // JobPage is a page of the job list.
-type JobPage struct {
-	Items  []Job `json:"items"`
-	Total  int   `json:"total"`
-	Limit  int   `json:"limit"`
-	Offset int   `json:"offset"`
-}
+type JobPage = Page[Job]
 
 // ListJobs reads a page of scheduled jobs; zero limit means the server's
 // default.

@@ -607,3 +607,37 @@ func TestCloseDuringRuns(t *testing.T) {
 		t.Errorf("Start after Close = %v; want ErrClosed", err)
 	}
 }
+
+// TestWebhookAnswers: a run still going at timeout_secs answers 202 and
+// goes on (its output arrives as a scheduler-status event); a failed run
+// answers 500 with its error.
+func TestWebhookAnswers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	port := freePort(t)
+	f.save(t, fmt.Sprintf(`{"id":"slow","name":"Slow","nodes":[
+	 {"id":"h","node_type_id":"webhook","config":{"port":%d,"path":"/slow","timeout_secs":1}},
+	 {"id":"d","node_type_id":"delay","config":{"duration":1500,"unit":"ms"}},
+	 {"id":"o","node_type_id":"output","config":{"field":"body"}}],
+	 "edges":[{"id":"e1","from":"h","to":"d"},{"id":"e2","from":"d","to":"o"}]}`, port))
+	f.save(t, hookDoc("bad", port, ""))
+	for _, id := range []string{"slow", "bad"} {
+		if err := f.s.Start(t.Context(), id, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if status, body := post(t, base+"/slow", `{"n":7}`); status != 202 || !strings.Contains(body, "scheduler-status") {
+		t.Errorf("run past timeout_secs: %d %s; want 202", status, body)
+	}
+	ev := f.rec.wait(t, func(e event) bool {
+		return e.typ == events.TypeSchedulerStatus && e.workflowID == "slow" && e.payload["last_result"] != nil
+	})
+	if got := fmt.Sprint(ev.payload["last_result"].(map[string]any)["value"]); got != "map[n:7]" {
+		t.Errorf("the late run's result = %s", got)
+	}
+	// body.n is text: the expression fails, and so does the run.
+	if status, body := post(t, base+"/hook-bad", `{"n":"x"}`); status != 500 || !strings.Contains(body, `"execution_id"`) || !strings.Contains(body, `"error"`) {
+		t.Errorf("failed run: %d %s; want 500 with the error", status, body)
+	}
+}

@@ -32,10 +32,10 @@ const MaxTimestampAge = 5 * time.Minute
 // the event streams of the session it names.
 const SessionHeader = "X-Svc-Widget-Session"
 
-// secretOK compares a request's x-webhook-secret with the configured
+// SecretOK compares a request's x-webhook-secret with the configured
 // secret in constant time, or verifies it as a widget token minted from
-// that secret for this workflow.
-func (s *Scheduler) secretOK(workflowID, secret, given string) bool {
+// that secret for this workflow. The widget route checks with it too.
+func (s *Scheduler) SecretOK(workflowID, secret, given string) bool {
 	if subtle.ConstantTimeCompare([]byte(given), []byte(secret)) == 1 {
 		return true
 	}
@@ -174,7 +174,7 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": "this webhook accepts " + h.method})
 		return
 	}
-	if h.secret != "" && !l.s.secretOK(j.id, h.secret, r.Header.Get("x-webhook-secret")) {
+	if h.secret != "" && !l.s.SecretOK(j.id, h.secret, r.Header.Get("x-webhook-secret")) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "missing or wrong x-webhook-secret"})
 		return
 	}
